@@ -1,0 +1,133 @@
+// The backend interface: everything an algorithm may ask of a machine. Algorithms speak only to
+// this; backends/host implements it with Kokkos + LAPACK, backends/cuda with CUDA kernels,
+// cuBLAS and cuSOLVER. All views passed to a backend live in its memory_space().
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "randnla/matrix_view.hpp"
+#include "randnla/philox.hpp"
+#include "randnla/precision.hpp"
+
+namespace randnla {
+
+/// op(X) = X or X^T, as BLAS's transa/transb.
+enum class Op { N, T };
+
+/// The baseline GEMMs the mixed-precision kernels are compared with.
+enum class GemmPrecision {
+  FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
+  TF32,  ///< operands rounded to TF32, FP32 accumulation (cuBLAS TF32 Tensor Core mode)
+  FP16   ///< operands rounded to FP16, FP32 accumulation (cuBLAS GemmEx FP16 -> FP32)
+};
+
+/// Which Tensor Core format a mixed-precision product actually used (filled when asked for).
+struct GemmReport {
+  TensorCore a_format = TensorCore::TF32;  ///< split format of the first FP32 operand
+  TensorCore b_format = TensorCore::TF32;  ///< split format of the second FP32 operand (TCEC only)
+  int a_scale_exponent = 0;                ///< A was scaled by 2^a_scale_exponent before its FP16 split
+  int b_scale_exponent = 0;
+};
+
+/// Small-matrix SVD routine.
+enum class SvdMethod { Gesvd, Gesdd, Jacobi };
+
+inline const char* to_string(SvdMethod m) {
+  return m == SvdMethod::Gesvd ? "gesvd" : m == SvdMethod::Gesdd ? "gesdd" : "jacobi";
+}
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual MemorySpace memory_space() const = 0;
+  /// "host (Kokkos Serial, OpenBLAS)" or the GPU's name.
+  virtual std::string description() const = 0;
+
+  // ---- memory ----------------------------------------------------------------------------
+  /// Uninitialised bytes in memory_space(), freed when the last owner goes.
+  virtual std::shared_ptr<void> allocate(std::size_t bytes) = 0;
+  /// dst := src for same-shape views of the same element size, any spaces. Blocks until done.
+  virtual void copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
+  virtual void copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
+  virtual void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
+  /// Waits for all work queued on this backend.
+  virtual void synchronize() = 0;
+
+  // ---- elementwise -------------------------------------------------------------------------
+  /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend).
+  virtual void fill_random(const RandomSpec& spec, MatrixView<float> x) = 0;
+  virtual void fill_random(const RandomSpec& spec, MatrixView<fp16> x) = 0;  ///< RN to FP16
+  virtual void convert(MatrixView<const float> src, MatrixView<double> dst) = 0;
+  virtual void convert(MatrixView<const double> src, MatrixView<float> dst) = 0;
+  virtual void convert(MatrixView<const float> src, MatrixView<fp16> dst) = 0;  ///< RN, overflow -> Inf
+  virtual void transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;  ///< dst := src^T
+  /// X(:, j) *= s[j] for each column j; s is a vector in this backend's memory of length X.cols.
+  virtual void scale_columns(MatrixView<const float> s, MatrixView<float> x) = 0;
+  /// G(i, i) += shift for every i (G square, FP64).
+  virtual void add_to_diagonal(MatrixView<double> g, double shift) = 0;
+  /// Counts of X's non-zero elements per FP32 exponent (one pass; blocks to return it).
+  virtual ExponentHistogram exponent_histogram(MatrixView<const float> x) = 0;
+  /// ||X||_F, accumulated in FP64 (blocks).
+  virtual double frobenius_norm(MatrixView<const float> x) = 0;
+
+  // ---- products: C := alpha * op(A) * op(B) + beta * C -------------------------------------
+  virtual void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+                    MatrixView<double> c) = 0;
+  virtual void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                    MatrixView<float> c, GemmPrecision precision) = 0;
+  /// SHGEMM: A FP32 split into hi + lo, B FP16. Ootomo & Yokota, "Mixed-Precision Random
+  /// Projection for RandNLA on Tensor Cores", Sec. 3: C = A_hi*B + (dA*B) / 2^11.
+  virtual void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+                      MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
+  /// The mirror of shgemm: A FP16, B FP32 split (used for Q^T * A with an FP16 left factor).
+  virtual void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
+                      MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
+  /// TCEC-SGEMM: both split; C = A_hi*B_hi + (dA*B_hi + A_hi*dB) / 2^11, dA*dB dropped.
+  /// Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while surpassing
+  /// the FP32 theoretical peak performance", Eq. (18)-(20).
+  virtual void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
+                          float beta, MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
+
+  // ---- dense factorizations -------------------------------------------------------------
+  /// Householder QR (geqrf + orgqr): A (m x n, m >= n) := its thin Q factor.
+  virtual void householder_q(MatrixView<float> a) = 0;
+  /// Cholesky of the SPD matrix G (n x n, FP64): G := R upper with G = R^T R. Returns 0, or the
+  /// 1-based index of the first non-positive pivot (LAPACK's info) without throwing.
+  virtual int cholesky_upper(MatrixView<double> g) = 0;
+  /// Y := Y * R^{-1}, R upper triangular n x n (FP64).
+  virtual void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) = 0;
+  /// Thin SVD of A (m x n, m >= n; A is overwritten): A = U diag(s) VT, s descending.
+  /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge.
+  virtual void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
+                   SvdMethod method) = 0;
+};
+
+/// An owning column-major matrix in a backend's memory space (ld = rows).
+template <class T>
+class Matrix {
+ public:
+  Matrix() = default;
+  Matrix(Backend& backend, index_t rows, index_t cols, const std::string& name = "A") {
+    require(rows >= 0, name + ".rows", rows, "must be >= 0");
+    require(cols >= 0, name + ".cols", cols, "must be >= 0");
+    storage_ = backend.allocate(static_cast<std::size_t>(rows * cols) * sizeof(T) + sizeof(T));
+    view_ = MatrixView<T>(static_cast<T*>(storage_.get()), rows, cols, rows > 1 ? rows : 1, backend.memory_space(),
+                          name);
+  }
+  const MatrixView<T>& view() const { return view_; }
+  operator MatrixView<T>() const { return view_; }              // NOLINT: a matrix is usable as its view
+  operator MatrixView<const T>() const { return view_; }        // NOLINT
+  T* data() const { return view_.data(); }
+  index_t rows() const { return view_.rows(); }
+  index_t cols() const { return view_.cols(); }
+  MemorySpace space() const { return view_.space(); }
+
+ private:
+  std::shared_ptr<void> storage_;
+  MatrixView<T> view_;
+};
+
+}  // namespace randnla

@@ -1,0 +1,60 @@
+// The one place that knows how Kokkos 3.4 and Kokkos 4.x differ. Nothing else in the tree tests
+// Kokkos or Kokkos Kernels versions.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <type_traits>
+
+#include "randnla/matrix_view.hpp"
+
+namespace randnla {
+namespace compat {
+
+// Math functions live in Kokkos::Experimental in 3.x and in Kokkos from 4.0.
+#if KOKKOS_VERSION >= 40000
+using Kokkos::abs;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::sqrt;
+template <class T>
+KOKKOS_INLINE_FUNCTION T abs(T x) { return Kokkos::Experimental::fabs(x); }
+#endif
+
+/// KokkosBlas::gemm; it takes an execution space as first argument only from Kokkos Kernels 4.1,
+/// which is also when KOKKOSKERNELS_VERSION appeared in 4.x's config header.
+template <class AV, class BV, class CV>
+void gemm(const char* transa, const char* transb, typename CV::const_value_type alpha, const AV& a, const BV& b,
+          typename CV::const_value_type beta, const CV& c) {
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
+  KokkosBlas::gemm(typename CV::execution_space(), transa, transb, alpha, a, b, beta, c);
+#else
+  KokkosBlas::gemm(transa, transb, alpha, a, b, beta, c);
+#endif
+}
+
+}  // namespace compat
+
+/// The randnla view of a rank-2 Kokkos view. Accepts LayoutLeft, and LayoutStride with unit
+/// stride along rows; anything else throws InvalidArgument naming `name`. Host-accessible views
+/// map to MemorySpace::Host, others (CudaSpace) to MemorySpace::Device.
+template <class KV>
+MatrixView<typename KV::value_type> view_of(const KV& v, const std::string& name = "A") {
+  static_assert(KV::rank == 2, "randnla: view_of needs a rank-2 Kokkos::View");
+  using layout = typename KV::array_layout;
+  constexpr bool left = std::is_same<layout, Kokkos::LayoutLeft>::value;
+  constexpr bool strided = std::is_same<layout, Kokkos::LayoutStride>::value;
+  require(left || (strided && (v.stride(0) == 1 || v.extent(0) <= 1)), name + ".layout",
+          left ? "LayoutLeft" : strided ? "LayoutStride with row stride != 1" : "LayoutRight or other",
+          "must be column-major (Kokkos::LayoutLeft)");
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename KV::memory_space>::accessible;
+  const index_t rows = static_cast<index_t>(v.extent(0));
+  const index_t cols = static_cast<index_t>(v.extent(1));
+  const index_t ld = cols > 1 ? static_cast<index_t>(v.stride(1)) : (rows > 1 ? rows : 1);
+  return MatrixView<typename KV::value_type>(v.data(), rows, cols, ld, host ? MemorySpace::Host : MemorySpace::Device,
+                                             name);
+}
+
+}  // namespace randnla

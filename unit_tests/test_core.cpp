@@ -1,0 +1,159 @@
+// core/: errors, views, FP16/TF32 rounding, splits, exponent statistics, Kokkos adapters.
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "backends.hpp"
+#include "randnla/kokkos_compat.hpp"
+#include "randnla/philox.hpp"
+#include "randnla/precision.hpp"
+#include "test_support.hpp"
+
+namespace randnla {
+namespace {
+
+template <class F>
+std::string invalid_message(F f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no InvalidArgument thrown";
+}
+
+TEST(MatrixView, BadExtentsAndLeadingDimensionThrowNamingParameterAndValue) {
+  float x[16] = {};
+  EXPECT_NE(invalid_message([&] { MatrixView<float>(x, -1, 2, 4, MemorySpace::Host, "A"); }).find("A.rows = -1"),
+            std::string::npos);
+  EXPECT_NE(invalid_message([&] { MatrixView<float>(x, 2, -3, 4, MemorySpace::Host, "A"); }).find("A.cols = -3"),
+            std::string::npos);
+  EXPECT_NE(invalid_message([&] { MatrixView<float>(x, 5, 2, 3, MemorySpace::Host, "A"); }).find("A.ld = 3"),
+            std::string::npos);
+  EXPECT_NE(invalid_message([&] { MatrixView<float>(nullptr, 2, 2, 2, MemorySpace::Host, "B"); }).find("B.data"),
+            std::string::npos);
+  EXPECT_NO_THROW(MatrixView<float>(nullptr, 0, 5, 1, MemorySpace::Host));
+  MatrixView<float> v(x, 4, 4, 4, MemorySpace::Host);
+  EXPECT_THROW(v.block(2, 0, 3, 1), InvalidArgument);
+  EXPECT_EQ(&v.block(1, 2, 2, 2)(0, 0), &x[1 + 2 * 4]);
+}
+
+TEST(KokkosAdapter, LayoutLeftAcceptedLayoutRightRejected) {
+  Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> left("L", 7, 3);
+  const auto v = view_of(left);
+  EXPECT_EQ(v.rows(), 7);
+  EXPECT_EQ(v.cols(), 3);
+  EXPECT_EQ(v.space(), MemorySpace::Host);
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> right("R", 7, 3);
+  EXPECT_NE(invalid_message([&] { view_of(right, "A"); }).find("A.layout"), std::string::npos);
+  auto sub = Kokkos::subview(left, Kokkos::make_pair(1, 5), Kokkos::ALL());
+  const auto s = view_of(sub);
+  EXPECT_EQ(s.rows(), 4);
+  EXPECT_EQ(s.ld(), 7);
+}
+
+TEST(Errors, HierarchyAndParsers) {
+  EXPECT_THROW(parse_backend_kind("gpu"), InvalidArgument);
+  try {
+    parse_backend_kind("gpu", "--backend");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend = gpu"), std::string::npos);
+  }
+#if !defined(RANDNLA_HAVE_CUDA)
+  EXPECT_THROW(make_backend(BackendKind::Cuda), UnsupportedConfiguration);
+#endif
+}
+
+// The nearest FP16 to x, found by brute force over FP16 neighbours: an independent reference.
+bool is_correctly_rounded(float x, std::uint16_t h) {
+  if (std::isnan(x)) return h == 0x7fff;
+  const double xd = x, hv = half_bits_to_float(h);
+  if (std::isinf(hv)) return std::abs(xd) >= 65520.0 && std::signbit(x) == std::signbit(hv);
+  if (hv == 0.0 && std::signbit(x) != std::signbit(hv)) return false;
+  const double err = std::abs(hv - xd);
+  for (int d : {-1, 1}) {
+    const std::uint16_t mag = h & 0x7fff, sign = h & 0x8000;
+    if ((mag == 0 && d < 0) || mag + d >= 0x7c00) continue;
+    const double other = half_bits_to_float(static_cast<std::uint16_t>(sign | (mag + d)));
+    const double oerr = std::abs(other - xd);
+    if (oerr < err) return false;
+    if (oerr == err && (h & 1)) return false;  // a tie must go to even
+  }
+  return true;
+}
+
+TEST(Fp16, RoundToNearestEvenAgainstBruteForceOnEdgesAndASample) {
+  std::vector<float> edges = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e-8f, 2.98e-8f, 2.9802322e-8f,
+                              5.96e-8f, 6.1035156e-5f, 6.1e-5f, 1.0f + 0x1p-11f, 1.0f + 0x1p-11f + 0x1p-23f,
+                              1.0f + 3 * 0x1p-11f, std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::denorm_min(), 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-26f};
+  for (float x : edges) EXPECT_TRUE(is_correctly_rounded(x, float_to_half_bits(x))) << x;
+  // Every FP16 value and every midpoint between neighbours round-trips / ties to even.
+  for (std::uint32_t h = 0; h < 0x7c00; ++h) {
+    const float v = half_bits_to_float(static_cast<std::uint16_t>(h));
+    ASSERT_EQ(float_to_half_bits(v), h);
+    ASSERT_EQ(float_to_half_bits(-v), h | 0x8000);
+    const float mid = static_cast<float>((static_cast<double>(v) + half_bits_to_float(static_cast<std::uint16_t>(h + 1))) / 2);
+    ASSERT_TRUE(is_correctly_rounded(mid, float_to_half_bits(mid))) << h;
+  }
+  // 2^24 patterns spread over all 2^32 (stride 257 covers every exponent and low bit pattern).
+  for (std::uint64_t p = 0; p < (1ull << 32); p += 257) {
+    const float x = exact::float_of(static_cast<std::uint32_t>(p));
+    ASSERT_TRUE(is_correctly_rounded(x, float_to_half_bits(x))) << std::hex << p;
+  }
+}
+
+TEST(Fp16, BrokenRoundingIsCaught) {
+  // A truncating conversion must fail the reference: the check can fail.
+  const float x = 1.0f + 0x1p-11f + 0x1p-20f;
+  const std::uint16_t truncated = static_cast<std::uint16_t>(float_to_half_bits(x) - 1);
+  EXPECT_FALSE(is_correctly_rounded(x, truncated));
+}
+
+TEST(Tf32, RoundToNearestTiesAway) {
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // tie rounds away
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-12f), 1.0f);
+  EXPECT_EQ(round_to_tf32(-1.0f - 0x1p-11f), -1.0f - 0x1p-10f);
+  EXPECT_TRUE(std::isinf(round_to_tf32(std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(round_to_tf32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(exact::bits_of(round_to_tf32(3.14159f)) & 0x1fffu, 0u);
+}
+
+TEST(Split, HalfhalfAndTf32RecoverAbout22Bits) {
+  const auto a = test::random_matrix(1, 20000, test::Elements::Normal, 5);
+  for (float x : a.data) {
+    fp16 hi, lo;
+    split_halfhalf(x, 3, hi, lo);
+    const double back = (to_float(hi) + to_float(lo) * 0x1p-11) * 0x1p-3;
+    EXPECT_LE(std::abs(back - x), std::abs(x) * 0x1p-21 + 0x1p-40) << x;
+    float th, tl;
+    split_tf32(x, th, tl);
+    EXPECT_LE(std::abs(th + tl * 0x1p-11 - static_cast<double>(x)), std::abs(x) * 0x1p-21) << x;
+  }
+  fp16 hi, lo;
+  split_halfhalf(std::numeric_limits<float>::infinity(), 0, hi, lo);
+  EXPECT_EQ(hi.bits, 0x7c00);
+  EXPECT_EQ(lo.bits, 0);  // Inf propagates through hi only
+}
+
+TEST(ExponentHistogram, PlanChoosesScaledFp16OrTf32) {
+  ExponentHistogram h;
+  h.count[biased_exponent(3.0f)] = 10;
+  h.count[biased_exponent(1e-5f)] = 5;
+  OperandPlan p = plan_operand(h, TensorCore::Auto);
+  EXPECT_TRUE(p.use_fp16);
+  EXPECT_EQ(p.scale_exponent, 13);  // 3 = 1.5 * 2^1 -> 2^14
+  h.count[biased_exponent(1e-12f)] = 1;  // 2^-40 is 41 binades below the max: lost in FP16
+  EXPECT_FALSE(plan_operand(h, TensorCore::Auto).use_fp16);
+  EXPECT_TRUE(plan_operand(h, TensorCore::FP16).use_fp16);
+  EXPECT_FALSE(plan_operand(h, TensorCore::TF32).use_fp16);
+  h.count[255] = 1;  // NaN/Inf: TF32 even when FP16 is asked for
+  EXPECT_FALSE(plan_operand(h, TensorCore::FP16).use_fp16);
+  EXPECT_EQ(h.count_below(biased_exponent(1.0f)), 6);
+  EXPECT_EQ(h.max_biased_exponent(), biased_exponent(3.0f));
+}
+
+}  // namespace
+}  // namespace randnla

@@ -1,0 +1,117 @@
+// Host emulation of SHGEMM / TCEC-SGEMM against an FP64 reference (SHGEMM paper Fig. 5 inputs,
+// TCEC paper exponent classes), and the error measures' ability to fail.
+#include "backends.hpp"
+#include "test_support.hpp"
+
+namespace randnla {
+namespace {
+
+using test::Elements;
+
+struct GemmCase {
+  index_t m, n, k;
+  Op ta, tb;
+};
+
+class HostGemm : public ::testing::TestWithParam<Elements> {
+ protected:
+  std::unique_ptr<Backend> b = make_backend(BackendKind::Host);
+
+  // Errors of SGEMM and of the variant under test on the same inputs.
+  // Errors of SGEMM and of the variant under test on the same inputs. With `fp16_b`, B is a
+  // Gaussian projection rounded to FP16 (SHGEMM's use); otherwise B is of the class too.
+  template <class Run>
+  std::pair<double, double> errors(const GemmCase& c, Elements e, bool fp16_b, Run run) {
+    const index_t ar = c.ta == Op::N ? c.m : c.k, ac = c.ta == Op::N ? c.k : c.m;
+    const index_t br = c.tb == Op::N ? c.k : c.n, bc = c.tb == Op::N ? c.n : c.k;
+    auto a = test::random_matrix(ar, ac, e, 11);
+    auto bm = test::random_matrix(br, bc, fp16_b ? Elements::Normal : e, 12);
+    if (fp16_b)
+      for (float& v : bm.data) v = to_float(to_fp16(v));
+    test::HostMatrix<float> c0(c.m, c.n), c1(c.m, c.n);
+    b->gemm(c.ta, c.tb, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), GemmPrecision::FP32);
+    run(c, a, bm, c1);
+    const auto ref = test::reference_gemm(c.ta, c.tb, a, bm);
+    return {test::relative_error(c0, ref), test::relative_error(c1, ref)};
+  }
+};
+
+TEST_P(HostGemm, TcecWithin2xOfSgemm) {
+  for (TensorCore tc : {TensorCore::TF32, TensorCore::Auto, TensorCore::FP16}) {
+    for (GemmCase c : {GemmCase{33, 17, 16, Op::N, Op::N}, GemmCase{64, 48, 1000, Op::T, Op::N},
+                       GemmCase{50, 70, 4096, Op::N, Op::T}}) {
+      auto [e_sgemm, e_tcec] = errors(c, GetParam(), false, [&](const GemmCase& g, auto& a, auto& bm, auto& out) {
+        b->tcec_sgemm(g.ta, g.tb, 1.0f, a.cview(), bm.cview(), 0.0f, out.view(), tc);
+      });
+      EXPECT_LE(e_tcec, 2.0 * e_sgemm + 1e-12) << to_string(tc) << " k=" << c.k;
+    }
+  }
+}
+
+TEST_P(HostGemm, ShgemmWithin2xOfSgemm) {
+  for (TensorCore tc : {TensorCore::TF32, TensorCore::Auto, TensorCore::FP16}) {
+    const GemmCase c{65, 40, 2048, Op::N, Op::N};
+    auto [e_sgemm, e_sh] = errors(c, GetParam(), true, [&](const GemmCase& g, auto& a, auto& bm, auto& out) {
+      test::HostMatrix<fp16> bh(bm.rows, bm.cols);
+      for (std::size_t i = 0; i < bm.data.size(); ++i) bh.data[i] = to_fp16(bm.data[i]);
+      b->shgemm(g.ta, g.tb, 1.0f, a.cview(), bh.cview(), 0.0f, out.view(), tc);
+    });
+    EXPECT_LE(e_sh, 2.0 * e_sgemm + 1e-12) << to_string(tc);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, HostGemm,
+                         ::testing::Values(Elements::Normal, Elements::Uniform01, Elements::ExpRand_m15_15,
+                                           Elements::ExpRand_m35_m15, Elements::ExpRand_m45_m35),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Elements::Normal: return std::string("Normal");
+                             case Elements::Uniform01: return std::string("Uniform01");
+                             case Elements::ExpRand_m15_15: return std::string("ExpM15To15");
+                             case Elements::ExpRand_m35_m15: return std::string("ExpM35ToM15");
+                             default: return std::string("ExpM45ToM35");
+                           }
+                         });
+
+TEST(HostGemmCheck, UncorrectedFp16GemmFailsTheCriterion) {
+  // The plain FP16 product (no lo term: a broken split) must miss the 2x-of-SGEMM bound.
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(64, 512, Elements::Normal, 1), bm = test::random_matrix(512, 32, Elements::Normal, 2);
+  test::HostMatrix<float> c0(64, 32), c1(64, 32);
+  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), GemmPrecision::FP32);
+  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c1.view(), GemmPrecision::FP16);
+  const auto ref = test::reference_gemm(Op::N, Op::N, a, bm);
+  EXPECT_GT(test::relative_error(c1, ref), 2.0 * test::relative_error(c0, ref) * 10);
+}
+
+TEST(HostGemmCheck, AlphaBetaOddShapesAndReport) {
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(31, 7, Elements::Normal, 3), bm = test::random_matrix(9, 7, Elements::Normal, 4);
+  test::HostMatrix<float> c(31, 9), c_ref(31, 9);
+  for (std::size_t i = 0; i < c.data.size(); ++i) c.data[i] = c_ref.data[i] = static_cast<float>(i % 5);
+  GemmReport r;
+  b->tcec_sgemm(Op::N, Op::T, 2.0f, a.cview(), bm.cview(), -0.5f, c.view(), TensorCore::Auto, &r);
+  EXPECT_EQ(r.a_format, TensorCore::FP16);
+  const auto ab = test::reference_gemm(Op::N, Op::T, a, bm);
+  test::HostMatrix<double> expect(31, 9);
+  for (std::size_t i = 0; i < c.data.size(); ++i) expect.data[i] = 2.0 * ab.data[i] - 0.5 * c_ref.data[i];
+  EXPECT_LT(test::relative_error(c, expect), 1e-6);
+  test::HostMatrix<float> wrong(30, 9);
+  EXPECT_THROW(b->tcec_sgemm(Op::N, Op::T, 1.0f, a.cview(), bm.cview(), 0.0f, wrong.view(), TensorCore::Auto),
+               InvalidArgument);
+}
+
+TEST(HostGemmCheck, NonFiniteInputPropagatesAndChoosesTf32) {
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(8, 8, Elements::Normal, 3), bm = test::random_matrix(8, 8, Elements::Normal, 4);
+  a(2, 3) = std::numeric_limits<float>::infinity();
+  test::HostMatrix<float> c(8, 8);
+  GemmReport r;
+  b->tcec_sgemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), TensorCore::FP16, &r);
+  EXPECT_EQ(r.a_format, TensorCore::TF32);
+  for (index_t j = 0; j < 8; ++j) EXPECT_FALSE(std::isfinite(c(2, j)));
+  EXPECT_TRUE(std::isfinite(c(1, 1)));
+}
+
+}  // namespace
+}  // namespace randnla

@@ -1,0 +1,184 @@
+#include "test_support.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+#include "host/lapack.hpp"
+#include "randnla/philox.hpp"
+#include "randnla/random.hpp"
+
+namespace randnla {
+namespace test {
+
+const char* to_string(Elements e) {
+  switch (e) {
+    case Elements::Normal: return "N(0,1)";
+    case Elements::Uniform01: return "U(0,1)";
+    case Elements::ExpRand_m15_15: return "exp_rand(-15,15)";
+    case Elements::ExpRand_m35_m15: return "exp_rand(-35,-15)";
+    default: return "exp_rand(-45,-35)";
+  }
+}
+
+namespace {
+std::uint32_t word(std::uint64_t seed, std::uint64_t e, unsigned w) {
+  return detail::philox_block(seed, 7, e).v[w];
+}
+double unit(std::uint64_t seed, std::uint64_t e, unsigned w) { return (word(seed, e, w) + 0.5) / 4294967296.0; }
+}  // namespace
+
+HostMatrix<float> random_matrix(index_t rows, index_t cols, Elements e, std::uint64_t seed) {
+  HostMatrix<float> a(rows, cols);
+  const RandomDraw gauss(RandomSpec{Distribution::Gaussian, seed, 3});
+  for (index_t idx = 0; idx < rows * cols; ++idx) {
+    const auto u = static_cast<std::uint64_t>(idx);
+    switch (e) {
+      case Elements::Normal: a.data[idx] = gauss(u); break;
+      case Elements::Uniform01: a.data[idx] = static_cast<float>(unit(seed, u, 0)); break;
+      default: {
+        const int lo = e == Elements::ExpRand_m15_15 ? -15 : e == Elements::ExpRand_m35_m15 ? -35 : -45;
+        const int hi = e == Elements::ExpRand_m15_15 ? 15 : e == Elements::ExpRand_m35_m15 ? -15 : -35;
+        const int ex = lo + static_cast<int>(word(seed, u, 0) % static_cast<std::uint32_t>(hi - lo + 1));
+        const double mant = 1.0 + unit(seed, u, 1);
+        const double sign = (word(seed, u, 2) & 1u) ? -1.0 : 1.0;
+        a.data[idx] = static_cast<float>(sign * std::ldexp(mant, ex));
+      }
+    }
+  }
+  return a;
+}
+
+HostMatrix<double> reference_gemm(Op ta, Op tb, const HostMatrix<float>& a, const HostMatrix<float>& b) {
+  const index_t m = ta == Op::N ? a.rows : a.cols, k = ta == Op::N ? a.cols : a.rows;
+  const index_t n = tb == Op::N ? b.cols : b.rows;
+  HostMatrix<double> c(m, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t p = 0; p < k; ++p) {
+      const double bv = tb == Op::N ? b(p, j) : b(j, p);
+      if (ta == Op::N)
+        for (index_t i = 0; i < m; ++i) c(i, j) += static_cast<double>(a(i, p)) * bv;
+      else
+        for (index_t i = 0; i < m; ++i) c(i, j) += static_cast<double>(a(p, i)) * bv;
+    }
+  return c;
+}
+
+double relative_error(const HostMatrix<float>& c, const HostMatrix<double>& r) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < r.data.size(); ++i) {
+    const double d = c.data[i] - r.data[i];
+    num += d * d;
+    den += r.data[i] * r.data[i];
+  }
+  return std::sqrt(num / den);
+}
+
+namespace {
+/// n x r matrix with orthonormal columns: Gaussian, then modified Gram–Schmidt twice, in FP64.
+HostMatrix<double> orthonormal(index_t n, index_t r, std::uint64_t seed) {
+  HostMatrix<double> q(n, r);
+  const RandomDraw g(RandomSpec{Distribution::Gaussian, seed, 11});
+  for (index_t i = 0; i < n * r; ++i) q.data[i] = g(static_cast<std::uint64_t>(i));
+  for (int pass = 0; pass < 2; ++pass)
+    for (index_t j = 0; j < r; ++j) {
+      for (index_t p = 0; p < j; ++p) {
+        double dot = 0;
+        for (index_t i = 0; i < n; ++i) dot += q(i, p) * q(i, j);
+        for (index_t i = 0; i < n; ++i) q(i, j) -= dot * q(i, p);
+      }
+      double nrm = 0;
+      for (index_t i = 0; i < n; ++i) nrm += q(i, j) * q(i, j);
+      nrm = std::sqrt(nrm);
+      for (index_t i = 0; i < n; ++i) q(i, j) /= nrm;
+    }
+  return q;
+}
+}  // namespace
+
+HostMatrix<float> matrix_with_spectrum(index_t m, index_t n, const std::vector<double>& sigma, std::uint64_t seed) {
+  const index_t r = static_cast<index_t>(sigma.size());
+  const HostMatrix<double> u = orthonormal(m, r, seed), v = orthonormal(n, r, seed + 1);
+  HostMatrix<float> a(m, n);
+  std::vector<double> col(static_cast<std::size_t>(m));
+  for (index_t j = 0; j < n; ++j) {
+    std::fill(col.begin(), col.end(), 0.0);
+    for (index_t p = 0; p < r; ++p) {
+      const double w = sigma[p] * v(j, p);
+      for (index_t i = 0; i < m; ++i) col[i] += u(i, p) * w;
+    }
+    for (index_t i = 0; i < m; ++i) a(i, j) = static_cast<float>(col[i]);
+  }
+  return a;
+}
+
+double eckart_young(const std::vector<double>& sigma, index_t k) {
+  double s = 0;
+  for (std::size_t i = static_cast<std::size_t>(k); i < sigma.size(); ++i) s += sigma[i] * sigma[i];
+  return std::sqrt(s);
+}
+
+double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float> u, MatrixView<const float> s,
+                              MatrixView<const float> v) {
+  double num = 0, den = 0;
+  const index_t k = s.rows();
+  std::vector<double> us(static_cast<std::size_t>(k));
+  for (index_t i = 0; i < a.rows(); ++i) {
+    for (index_t p = 0; p < k; ++p) us[p] = static_cast<double>(u(i, p)) * s(p, 0);
+    for (index_t j = 0; j < a.cols(); ++j) {
+      double x = 0;
+      for (index_t p = 0; p < k; ++p) x += us[p] * v(j, p);
+      const double d = a(i, j) - x;
+      num += d * d;
+      den += static_cast<double>(a(i, j)) * a(i, j);
+    }
+  }
+  return std::sqrt(num / den);
+}
+
+std::vector<double> singular_values(MatrixView<const float> a) {
+  const int m = static_cast<int>(a.rows()), n = static_cast<int>(a.cols());
+  std::vector<double> ad(static_cast<std::size_t>(m) * n), s(static_cast<std::size_t>(std::min(m, n)));
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) ad[i + static_cast<std::size_t>(j) * m] = a(i, j);
+  int info = 0, lwork = -1, one = 1;
+  double query = 0, dummy = 0;
+  dgesvd_("N", "N", &m, &n, ad.data(), &m, s.data(), &dummy, &one, &dummy, &one, &query, &lwork, &info);
+  std::vector<double> work(static_cast<std::size_t>(query) + 1);
+  lwork = static_cast<int>(work.size());
+  dgesvd_("N", "N", &m, &n, ad.data(), &m, s.data(), &dummy, &one, &dummy, &one, work.data(), &lwork, &info);
+  EXPECT_EQ(info, 0);
+  return s;
+}
+
+double orthogonality_loss(MatrixView<const float> q) {
+  double worst = 0;
+  for (index_t a = 0; a < q.cols(); ++a)
+    for (index_t b = 0; b <= a; ++b) {
+      double dot = 0;
+      for (index_t i = 0; i < q.rows(); ++i) dot += static_cast<double>(q(i, a)) * q(i, b);
+      worst = std::max(worst, std::abs(dot - (a == b ? 1.0 : 0.0)));
+    }
+  return worst;
+}
+
+HostMatrix<float> to_host(Backend& b, MatrixView<const float> x) {
+  HostMatrix<float> h(x.rows(), x.cols());
+  b.copy(x, h.view());
+  return h;
+}
+
+Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x) {
+  Matrix<float> d(b, x.rows, x.cols);
+  b.copy(x.cview(), d.view());
+  return d;
+}
+
+}  // namespace test
+}  // namespace randnla
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  Kokkos::ScopeGuard guard(argc, argv);
+  return RUN_ALL_TESTS();
+}

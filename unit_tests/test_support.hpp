@@ -1,0 +1,58 @@
+// Shared test helpers: FP64 references, test matrices, error measures.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "randnla/backend.hpp"
+
+namespace randnla {
+namespace test {
+
+/// A host matrix in FP64 or FP32 that owns its data (column-major, ld = rows).
+template <class T>
+struct HostMatrix {
+  index_t rows = 0, cols = 0;
+  std::vector<T> data;
+  HostMatrix() = default;
+  HostMatrix(index_t r, index_t c) : rows(r), cols(c), data(static_cast<std::size_t>(r * c)) {}
+  T& operator()(index_t i, index_t j) { return data[i + j * rows]; }
+  T operator()(index_t i, index_t j) const { return data[i + j * rows]; }
+  MatrixView<T> view() { return MatrixView<T>(data.data(), rows, cols, rows > 1 ? rows : 1, MemorySpace::Host); }
+  MatrixView<const T> cview() const {
+    return MatrixView<const T>(data.data(), rows, cols, rows > 1 ? rows : 1, MemorySpace::Host);
+  }
+};
+
+/// Element classes of the accuracy tests (SHGEMM paper Fig. 5, TCEC paper Sec. 5).
+enum class Elements { Normal, Uniform01, ExpRand_m15_15, ExpRand_m35_m15, ExpRand_m45_m35 };
+const char* to_string(Elements e);
+/// rows x cols matrix of the class; exp_rand(a, b): exponent uniform in [a, b], mantissa uniform, random sign.
+HostMatrix<float> random_matrix(index_t rows, index_t cols, Elements e, std::uint64_t seed);
+
+/// op(A) op(B) in FP64 from FP32 (or FP16-valued FP32) inputs.
+HostMatrix<double> reference_gemm(Op ta, Op tb, const HostMatrix<float>& a, const HostMatrix<float>& b);
+/// ||C - R||_F / ||R||_F.
+double relative_error(const HostMatrix<float>& c, const HostMatrix<double>& r);
+
+/// A = U diag(sigma) V^T with Haar-like orthonormal U (m x r), V (n x r) built in FP64.
+HostMatrix<float> matrix_with_spectrum(index_t m, index_t n, const std::vector<double>& sigma, std::uint64_t seed);
+/// sqrt(sum_{i >= k} sigma_i^2): the Eckart–Young optimum of a rank-k approximation.
+double eckart_young(const std::vector<double>& sigma, index_t k);
+/// ||A - U diag(S) V^T||_F / ||A||_F in FP64, host views.
+double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float> u, MatrixView<const float> s,
+                              MatrixView<const float> v);
+/// Singular values of A in FP64 (LAPACK dgesvd).
+std::vector<double> singular_values(MatrixView<const float> a);
+/// max |Q^T Q - I| for a host view.
+double orthogonality_loss(MatrixView<const float> q);
+
+/// Copies a backend matrix to a host matrix (any backend).
+HostMatrix<float> to_host(Backend& b, MatrixView<const float> x);
+/// Copies a host matrix into a new matrix of the backend.
+Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x);
+
+}  // namespace test
+}  // namespace randnla
