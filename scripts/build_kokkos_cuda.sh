@@ -33,7 +33,7 @@ cmake --build build-kokkos -j "$jobs"
 cmake --install build-kokkos
 cmake -S "$work/${src}packages/kokkos-kernels" -B build-kernels "${common[@]}" \
   -DKokkos_ROOT="$prefix" -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_ADD_DEFAULT_ETI=OFF \
-  -DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TESTS=OFF
+  -DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_BLAS=ON -DKokkosKernels_ENABLE_TESTS=OFF
 cmake --build build-kernels -j "$jobs"
 cmake --install build-kernels
 echo "build_kokkos_cuda: installed into $prefix"

@@ -1,5 +1,11 @@
-// GPU tests: skipped without a GPU; on the H100 they compare the CUDA backend with the host.
+// GPU tests (label gpu): skipped without a GPU; on the H100 they hold the CUDA backend to the
+// host backend (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
+#include <cmath>
+#include <cstring>
+#include <functional>
+
 #include "backends.hpp"
+#include "rsvd.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -8,7 +14,157 @@ namespace {
 #define RANDNLA_REQUIRE_GPU() \
   if (!cuda_available()) GTEST_SKIP() << "no GPU visible (or built without CUDA)"
 
-TEST(Gpu, Placeholder) { RANDNLA_REQUIRE_GPU(); }
+using test::Elements;
+
+TEST(Gpu, OmegaOnDeviceEqualsOmegaOnHostBitForBit) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  for (auto dist : {Distribution::Gaussian, Distribution::Rademacher, Distribution::SparseSign}) {
+    const RandomSpec spec{dist, 20261121, 3, 0.05};
+    for (index_t rows : {1, 37, 4096}) {
+      const index_t cols = rows == 4096 ? 300 : 53;
+      Matrix<float> d(*dev, rows, cols), h(*host, rows, cols), back(*host, rows, cols);
+      dev->fill_random(spec, d.view());
+      host->fill_random(spec, h.view());
+      dev->copy(d.view(), back.view());
+      ASSERT_EQ(std::memcmp(h.data(), back.data(), sizeof(float) * rows * cols), 0) << rows;
+      Matrix<fp16> dh(*dev, rows, cols), hh(*host, rows, cols), backh(*host, rows, cols);
+      dev->fill_random(spec, dh.view());
+      host->fill_random(spec, hh.view());
+      dev->copy(dh.view(), backh.view());
+      ASSERT_EQ(std::memcmp(hh.data(), backh.data(), sizeof(fp16) * rows * cols), 0) << rows;
+    }
+  }
+}
+
+TEST(Gpu, HostFp16ConversionEqualsFloat2HalfRnForAll2To32Patterns) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const index_t chunk = index_t(1) << 28;
+  Matrix<float> src(*host, chunk, 1), d_src(*dev, chunk, 1);
+  Matrix<fp16> d_out(*dev, chunk, 1), out(*host, chunk, 1);
+  for (std::uint64_t base = 0; base < (1ull << 32); base += static_cast<std::uint64_t>(chunk)) {
+    for (index_t i = 0; i < chunk; ++i) src.data()[i] = exact::float_of(static_cast<std::uint32_t>(base + i));
+    dev->copy(src.view(), d_src.view());
+    dev->convert(d_src.view(), d_out.view());  // __float2half_rn
+    dev->copy(d_out.view(), out.view());
+    index_t mismatches = 0;
+    for (index_t i = 0; i < chunk; ++i) mismatches += out.data()[i].bits != float_to_half_bits(src.data()[i]);
+    ASSERT_EQ(mismatches, 0) << "chunk at 0x" << std::hex << base;
+  }
+}
+
+struct Case {
+  index_t m, n, k;
+  Op ta, tb;
+  float beta;
+  index_t pad;  // lda = rows + pad
+};
+
+// op(A) op(B) on the device for one variant; returns the relative error against FP64.
+double device_error(Backend& dev, const Case& c, Elements e, const std::function<void(MatrixView<const float>,
+                    MatrixView<const float>, MatrixView<float>)>& run, double* sgemm_error) {
+  const index_t ar = c.ta == Op::N ? c.m : c.k, ac = c.ta == Op::N ? c.k : c.m;
+  const index_t br = c.tb == Op::N ? c.k : c.n, bc = c.tb == Op::N ? c.n : c.k;
+  auto a = test::random_matrix(ar, ac, e, 21), b = test::random_matrix(br, bc, e, 22);
+  auto c0 = test::random_matrix(c.m, c.n, Elements::Normal, 23);
+  auto ref = test::reference_gemm(c.ta, c.tb, a, b);
+  for (std::size_t i = 0; i < ref.data.size(); ++i) ref.data[i] += c.beta * static_cast<double>(c0.data[i]);
+  // A with a padded leading dimension.
+  Matrix<float> a_pad(dev, ar + c.pad, ac);
+  MatrixView<float> av = a_pad.view().block(0, 0, ar, ac);
+  dev.copy(a.cview(), av);
+  auto db = test::to_backend(dev, b);
+  double errs[2];
+  for (int variant = 0; variant < 2; ++variant) {
+    auto dc = test::to_backend(dev, c0);
+    if (variant == 0)
+      dev.gemm(c.ta, c.tb, 1.0f, av, db, c.beta, dc, GemmPrecision::FP32);
+    else
+      run(av, db, dc);
+    errs[variant] = test::relative_error(test::to_host(dev, dc), ref);
+  }
+  *sgemm_error = errs[0];
+  return errs[1];
+}
+
+TEST(Gpu, TcecAndShgemmWithin2xOfCublasSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const Case cases[] = {{1000, 513, 16, Op::N, Op::N, 0.0f, 0}, {257, 130, 1023, Op::T, Op::N, 0.5f, 3},
+                        {512, 512, 4096, Op::N, Op::T, -1.0f, 0}, {256, 256, 16384, Op::T, Op::T, 0.0f, 1}};
+  for (Elements e : {Elements::Normal, Elements::Uniform01, Elements::ExpRand_m15_15, Elements::ExpRand_m35_m15,
+                     Elements::ExpRand_m45_m35}) {
+    const bool fp16_range = e == Elements::Normal || e == Elements::Uniform01;
+    for (const Case& c : cases) {
+      for (TensorCore tc : {TensorCore::TF32, TensorCore::Auto, TensorCore::FP16}) {
+        double e_sgemm = 0;
+        GemmReport rep;
+        const double e_tcec = device_error(*dev, c, e, [&](auto a, auto b, auto out) {
+          dev->tcec_sgemm(c.ta, c.tb, 1.0f, a, b, c.beta, out, tc, &rep);
+        }, &e_sgemm);
+        if (tc != TensorCore::FP16 || fp16_range)
+          EXPECT_LE(e_tcec, 2.0 * e_sgemm) << "tcec " << to_string(tc) << " " << test::to_string(e) << " k=" << c.k
+                                           << " used " << to_string(rep.a_format);
+      }
+    }
+  }
+}
+
+TEST(Gpu, ShgemmAgainstFp64WithFp16Omega) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  for (Elements e : {Elements::Normal, Elements::Uniform01, Elements::ExpRand_m15_15, Elements::ExpRand_m45_m35})
+    for (TensorCore tc : {TensorCore::TF32, TensorCore::Auto, TensorCore::FP16})
+      for (index_t k : {16, 1000, 16384}) {
+        const index_t m = 300, n = 136;
+        auto a = test::random_matrix(m, k, e, 31);
+        Matrix<fp16> omega(*dev, k, n);
+        dev->fill_random(RandomSpec{Distribution::Gaussian, 5, 0}, omega.view());
+        Matrix<float> omega_f(*dev, k, n);
+        auto host = make_backend(BackendKind::Host);
+        Matrix<fp16> omega_h(*host, k, n);
+        dev->copy(omega.view(), omega_h.view());
+        test::HostMatrix<float> b(k, n);
+        for (index_t i = 0; i < k * n; ++i) b.data[i] = to_float(omega_h.data()[i]);
+        auto ref = test::reference_gemm(Op::N, Op::N, a, b);
+        auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
+        Matrix<float> c_sh(*dev, m, n), c_s(*dev, m, n);
+        dev->shgemm(Op::N, Op::N, 1.0f, da, omega, 0.0f, c_sh, tc);
+        dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c_s, GemmPrecision::FP32);
+        const double e_sh = test::relative_error(test::to_host(*dev, c_sh), ref);
+        const double e_s = test::relative_error(test::to_host(*dev, c_s), ref);
+        EXPECT_LE(e_sh, 2.0 * e_s) << to_string(tc) << " " << test::to_string(e) << " k=" << k;
+      }
+}
+
+TEST(Gpu, RsvdOnDeviceMatchesHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  std::vector<double> sigma(256);
+  for (int i = 0; i < 256; ++i) sigma[i] = std::pow(1e-6, i / 255.0);
+  const auto a = test::matrix_with_spectrum(4096, 4096, sigma, 2);
+  auto da = test::to_backend(*dev, a);
+  for (auto s : {SketchPrecision::FP32, SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+    RsvdOptions o;
+    o.sketch = s;
+    o.power_iterations = 1;
+    auto rd = rsvd(*dev, da, 64, o);
+    auto rh = rsvd(*host, a.cview(), 64, o);
+    const auto sd = test::to_host(*dev, rd.S);
+    for (index_t i = 0; i < 64; ++i) EXPECT_NEAR(sd.data[i], rh.S.data()[i], 1e-4 * rh.S.data()[0]) << i;
+    const auto ud = test::to_host(*dev, rd.U), vd = test::to_host(*dev, rd.V);
+    const double ed = test::lowrank_relative_error(a.cview(), ud.cview(), sd.cview(), vd.cview());
+    const double eh = test::lowrank_relative_error(a.cview(), rh.U.view(), rh.S.view(), rh.V.view());
+    EXPECT_LE(ed, 1.1 * eh + 1e-7) << to_string(s);
+    EXPECT_LE(ed, 1.5 * test::eckart_young(sigma, 64) / test::eckart_young(sigma, 0)) << to_string(s);
+    std::printf("rsvd %s on %s: error %.3e (host %.3e), kernel %s\n", to_string(s), rd.report.backend.c_str(), ed, eh,
+                rd.report.sketch_kernel.c_str());
+  }
+}
 
 }  // namespace
 }  // namespace randnla

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "randnla/error.hpp"
+#include "randnla/hostdevice.hpp"
 
 namespace randnla {
 
@@ -43,17 +44,17 @@ class MatrixView {
   MatrixView(const MatrixView<U>& other)  // NOLINT(google-explicit-constructor): const view from mutable
       : data_(other.data()), rows_(other.rows()), cols_(other.cols()), ld_(other.ld()), space_(other.space()) {}
 
-  T* data() const { return data_; }
-  index_t rows() const { return rows_; }
-  index_t cols() const { return cols_; }
-  index_t ld() const { return ld_; }
-  index_t size() const { return rows_ * cols_; }
-  bool empty() const { return size() == 0; }
-  MemorySpace space() const { return space_; }
-  bool contiguous() const { return ld_ == rows_ || cols_ <= 1; }
+  RANDNLA_HD T* data() const { return data_; }
+  RANDNLA_HD index_t rows() const { return rows_; }
+  RANDNLA_HD index_t cols() const { return cols_; }
+  RANDNLA_HD index_t ld() const { return ld_; }
+  RANDNLA_HD index_t size() const { return rows_ * cols_; }
+  RANDNLA_HD bool empty() const { return size() == 0; }
+  RANDNLA_HD MemorySpace space() const { return space_; }
+  RANDNLA_HD bool contiguous() const { return ld_ == rows_ || cols_ <= 1; }
 
   /// Element access; valid for host views only (no check, for inner loops).
-  T& operator()(index_t i, index_t j) const { return data_[i + j * ld_]; }
+  RANDNLA_HD T& operator()(index_t i, index_t j) const { return data_[i + j * ld_]; }
 
   /// The rows x cols block whose top-left element is (i0, j0); throws if it does not fit.
   MatrixView block(index_t i0, index_t j0, index_t rows, index_t cols) const {

@@ -1,0 +1,374 @@
+// The CUDA backend: device memory, cuBLAS/cuSOLVER calls and the Tensor Core products.
+#include "cuda_backend.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "elementwise.cuh"
+#include "tc_gemm.cuh"
+
+namespace randnla {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver / no device" error
+    return 0;
+  }
+  return n;
+}
+
+namespace {
+
+using cuda::TcOperand;
+
+cublasOperation_t cublas_op(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+index_t op_rows(Op op, index_t r, index_t c) { return op == Op::N ? r : c; }
+index_t op_cols(Op op, index_t r, index_t c) { return op == Op::N ? c : r; }
+
+void check_gemm_shapes(Op ta, Op tb, index_t am, index_t an, index_t bm, index_t bn, index_t cm, index_t cn) {
+  const index_t m = op_rows(ta, am, an), k = op_cols(ta, am, an);
+  require(op_rows(tb, bm, bn) == k, "B.rows (after op)", op_rows(tb, bm, bn), "must equal op(A).cols = " + std::to_string(k));
+  require(cm == m, "C.rows", cm, "must equal op(A).rows = " + std::to_string(m));
+  require(cn == op_cols(tb, bm, bn), "C.cols", cn, "must equal op(B).cols = " + std::to_string(op_cols(tb, bm, bn)));
+}
+
+int blas_int(index_t v, const char* name) {
+  require(v <= 0x7fffffff, name, v, "must fit cuBLAS/cuSOLVER's 32-bit integers");
+  return static_cast<int>(v);
+}
+
+class CublasHandle {
+ public:
+  explicit CublasHandle(cudaStream_t s) {
+    RANDNLA_CUDA(cublasCreate(&h_));
+    RANDNLA_CUDA(cublasSetStream(h_, s));
+  }
+  ~CublasHandle() { cublasDestroy(h_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return h_; }
+
+ private:
+  cublasHandle_t h_ = nullptr;
+};
+
+class CusolverHandle {
+ public:
+  explicit CusolverHandle(cudaStream_t s) {
+    RANDNLA_CUDA(cusolverDnCreate(&h_));
+    RANDNLA_CUDA(cusolverDnSetStream(h_, s));
+  }
+  ~CusolverHandle() { cusolverDnDestroy(h_); }
+  CusolverHandle(const CusolverHandle&) = delete;
+  CusolverHandle& operator=(const CusolverHandle&) = delete;
+  cusolverDnHandle_t get() const { return h_; }
+
+ private:
+  cusolverDnHandle_t h_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream() { RANDNLA_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(set_device(device)), blas_(stream_.get()), solver_(stream_.get()) {
+    cudaDeviceProp p{};
+    RANDNLA_CUDA(cudaGetDeviceProperties(&p, device_));
+    name_ = std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+            std::to_string(p.multiProcessorCount) + " SMs)";
+  }
+
+  MemorySpace memory_space() const override { return MemorySpace::Device; }
+  std::string description() const override { return name_; }
+
+  std::shared_ptr<void> allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    RANDNLA_CUDA(cudaMalloc(&p, bytes > 0 ? bytes : 1));
+    return std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  }
+
+  void copy(MatrixView<const float> s, MatrixView<float> d) override { copy2d(s, d); }
+  void copy(MatrixView<const double> s, MatrixView<double> d) override { copy2d(s, d); }
+  void copy(MatrixView<const fp16> s, MatrixView<fp16> d) override { copy2d(s, d); }
+  void synchronize() override { RANDNLA_CUDA(cudaStreamSynchronize(stream_.get())); }
+
+  void fill_random(const RandomSpec& spec, MatrixView<float> x) override {
+    device_only(x, "X");
+    cuda::launch_fill_random(RandomDraw(spec), x, stream_.get());
+  }
+  void fill_random(const RandomSpec& spec, MatrixView<fp16> x) override {
+    device_only(x, "X");
+    cuda::launch_fill_random(RandomDraw(spec), x, stream_.get());
+  }
+  void convert(MatrixView<const float> s, MatrixView<double> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
+  void convert(MatrixView<const double> s, MatrixView<float> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
+  void convert(MatrixView<const float> s, MatrixView<fp16> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
+  void transpose(MatrixView<const float> s, MatrixView<float> d) override {
+    device_only(s, "src");
+    device_only(d, "dst");
+    require_shape(d, s.cols(), s.rows(), "dst");
+    cuda::launch_transpose(s, d, stream_.get());
+  }
+  void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
+    device_only(s, "s");
+    device_only(x, "X");
+    require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
+    cuda::launch_scale_columns(s.data(), x, stream_.get());
+  }
+  void add_to_diagonal(MatrixView<double> g, double shift) override {
+    device_only(g, "G");
+    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    cuda::launch_add_to_diagonal(g, shift, stream_.get());
+  }
+
+  ExponentHistogram exponent_histogram(MatrixView<const float> x) override {
+    device_only(x, "X");
+    auto* d = static_cast<unsigned long long*>(scratch(kExponentBins * sizeof(unsigned long long)));
+    RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream_.get()));
+    cuda::launch_histogram(x, d, stream_.get());
+    unsigned long long h[kExponentBins];
+    RANDNLA_CUDA(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    synchronize();
+    ExponentHistogram out;
+    for (int b = 0; b < kExponentBins; ++b) out.count[b] = static_cast<std::int64_t>(h[b]);
+    return out;
+  }
+
+  double frobenius_norm(MatrixView<const float> x) override {
+    device_only(x, "X");
+    auto* d = static_cast<double*>(scratch(sizeof(double)));
+    RANDNLA_CUDA(cudaMemsetAsync(d, 0, sizeof(double), stream_.get()));
+    cuda::launch_sum_squares(x, d, stream_.get());
+    double h = 0;
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    synchronize();
+    return std::sqrt(h);
+  }
+
+  void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+            MatrixView<double> c) override {
+    gemm_checks(ta, tb, a, b, c);
+    if (c.empty()) return;
+    const index_t k = op_cols(ta, a.rows(), a.cols());
+    RANDNLA_CUDA(cublasDgemm(blas_.get(), cublas_op(ta), cublas_op(tb), blas_int(c.rows(), "m"), blas_int(c.cols(), "n"),
+                             blas_int(k, "k"), &alpha, a.data(), blas_int(a.ld(), "A.ld"), b.data(),
+                             blas_int(b.ld(), "B.ld"), &beta, c.data(), blas_int(c.ld(), "C.ld")));
+  }
+
+  void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+            MatrixView<float> c, GemmPrecision precision) override {
+    gemm_checks(ta, tb, a, b, c);
+    if (c.empty()) return;
+    const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
+    if (precision == GemmPrecision::FP16) {
+      Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
+      cuda::launch_convert(a, ah.view(), stream_.get());
+      cuda::launch_convert(b, bh.view(), stream_.get());
+      RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, ah.data(), CUDA_R_16F,
+                                blas_int(ah.view().ld(), "A.ld"), bh.data(), CUDA_R_16F, blas_int(bh.view().ld(), "B.ld"),
+                                &beta, c.data(), CUDA_R_32F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT));
+      synchronize();  // ah, bh are freed on return
+      return;
+    }
+    const cublasComputeType_t compute =
+        precision == GemmPrecision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, a.data(), CUDA_R_32F,
+                              blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_32F, blas_int(b.ld(), "B.ld"), &beta, c.data(),
+                              CUDA_R_32F, blas_int(c.ld(), "C.ld"), compute, CUBLAS_GEMM_DEFAULT));
+  }
+
+  void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+              MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    gemm_checks(ta, tb, a, b, c);
+    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, tc, report, ws_, stream_.get());
+  }
+  void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
+              MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    gemm_checks(ta, tb, a, b, c);
+    cuda::tc_gemm(operand(a, ta, true), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_.get());
+  }
+  void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                  MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    gemm_checks(ta, tb, a, b, c);
+    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_.get());
+  }
+
+  void householder_q(MatrixView<float> a) override {
+    device_only(a, "A");
+    require(a.rows() >= a.cols(), "A.rows", a.rows(), "must be >= A.cols = " + std::to_string(a.cols()));
+    if (a.cols() == 0) return;
+    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
+    int lwork_qr = 0, lwork_q = 0;
+    RANDNLA_CUDA(cusolverDnSgeqrf_bufferSize(solver_.get(), m, n, a.data(), lda, &lwork_qr));
+    Matrix<float> tau(*this, n, 1, "tau");
+    RANDNLA_CUDA(cusolverDnSorgqr_bufferSize(solver_.get(), m, n, n, a.data(), lda, tau.data(), &lwork_q));
+    Matrix<float> work(*this, std::max(lwork_qr, lwork_q), 1, "work");
+    int* info = device_info();
+    RANDNLA_CUDA(cusolverDnSgeqrf(solver_.get(), m, n, a.data(), lda, tau.data(), work.data(), lwork_qr, info));
+    RANDNLA_CUDA(cusolverDnSorgqr(solver_.get(), m, n, n, a.data(), lda, tau.data(), work.data(), lwork_q, info));
+    require_info_zero("geqrf/orgqr");
+  }
+
+  int cholesky_upper(MatrixView<double> g) override {
+    device_only(g, "G");
+    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    if (g.rows() == 0) return 0;
+    const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld");
+    int lwork = 0;
+    RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));
+    Matrix<double> work(*this, std::max(lwork, 1), 1, "work");
+    RANDNLA_CUDA(cusolverDnDpotrf(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, work.data(), lwork, device_info()));
+    cuda::launch_zero_lower(g, stream_.get());
+    const int info = host_info();
+    require(info >= 0, "potrf argument", -info, "is invalid");
+    return info;
+  }
+
+  void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) override {
+    device_only(r, "R");
+    device_only(y, "Y");
+    require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape",
+            std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
+            "must be square with the order of Y.cols = " + std::to_string(y.cols()));
+    if (y.empty()) return;
+    const double one = 1.0;
+    RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                             blas_int(y.rows(), "Y.rows"), blas_int(y.cols(), "Y.cols"), &one, r.data(),
+                             blas_int(r.ld(), "R.ld"), y.data(), blas_int(y.ld(), "Y.ld")));
+  }
+
+  void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
+           SvdMethod method) override {
+    for (auto* v : {&a, &u, &vt}) device_only(*v, "A");
+    device_only(s, "s");
+    const index_t m = a.rows(), n = a.cols();
+    require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n) + " (transpose a wide matrix first)");
+    require_shape(u, m, n, "U");
+    require_shape(vt, n, n, "VT");
+    require(s.size() == n, "s.size", s.size(), "must equal A.cols = " + std::to_string(n));
+    if (n == 0) return;
+    const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
+    const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
+    if (method == SvdMethod::Gesdd)
+      throw UnsupportedConfiguration("gesdd has no cuSOLVER counterpart; use gesvd or jacobi on the GPU");
+    if (method == SvdMethod::Gesvd) {
+      int lwork = 0;
+      RANDNLA_CUDA(cusolverDnSgesvd_bufferSize(solver_.get(), im, in, &lwork));
+      Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+      RANDNLA_CUDA(cusolverDnSgesvd(solver_.get(), 'S', 'S', im, in, a.data(), lda, s.data(), u.data(), ldu, vt.data(),
+                                    ldvt, work.data(), lwork, nullptr, device_info()));
+    } else {
+      gesvdj_params params;
+      int lwork = 0;
+      Matrix<float> v(*this, n, n, "V");
+      RANDNLA_CUDA(cusolverDnSgesvdj_bufferSize(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(),
+                                                u.data(), ldu, v.data(), in, &lwork, params.get()));
+      Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+      RANDNLA_CUDA(cusolverDnSgesvdj(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(), u.data(),
+                                     ldu, v.data(), in, work.data(), lwork, device_info(), params.get()));
+      cuda::launch_transpose(v.view(), vt, stream_.get());
+    }
+    const int info = host_info();
+    if (info > 0) throw NumericalBreakdown(std::string(to_string(method)) + " did not converge (info = " + std::to_string(info) + ")");
+    require(info == 0, "svd argument", -info, "is invalid");
+  }
+
+ private:
+  struct gesvdj_params {
+    gesvdj_params() { RANDNLA_CUDA(cusolverDnCreateGesvdjInfo(&p)); }
+    ~gesvdj_params() { cusolverDnDestroyGesvdjInfo(p); }
+    gesvdjInfo_t get() const { return p; }
+    gesvdjInfo_t p = nullptr;
+  };
+
+  static int set_device(int device) {
+    const int count = cuda_device_count();
+    require(device >= 0 && device < count, "device", device, "must lie in 0.." + std::to_string(count - 1));
+    RANDNLA_CUDA(cudaSetDevice(device));
+    return device;
+  }
+  template <class T>
+  static void device_only(const MatrixView<T>& v, const std::string& name) {
+    require_space(v, MemorySpace::Device, name);
+  }
+  template <class S, class D>
+  static void same_shape(const MatrixView<S>& s, const MatrixView<D>& d) {
+    device_only(s, "src");
+    device_only(d, "dst");
+    require_shape(d, s.rows(), s.cols(), "dst");
+  }
+  template <class A, class B, class C>
+  static void gemm_checks(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) {
+    device_only(a, "A");
+    device_only(b, "B");
+    device_only(c, "C");
+    check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
+  }
+  template <class T>
+  static TcOperand operand(const MatrixView<T>& v, Op op, bool fp16) {
+    return TcOperand{v.data(), v.rows(), v.cols(), v.ld(), op, fp16};
+  }
+
+  template <class T>
+  void copy2d(MatrixView<const T> s, MatrixView<T> d) {
+    require_shape(d, s.rows(), s.cols(), "dst");
+    if (s.empty()) return;
+    RANDNLA_CUDA(cudaMemcpy2DAsync(d.data(), d.ld() * sizeof(T), s.data(), s.ld() * sizeof(T), s.rows() * sizeof(T),
+                                   s.cols(), cudaMemcpyDefault, stream_.get()));
+    synchronize();
+  }
+
+  void* scratch(std::size_t bytes) {
+    if (bytes > scratch_bytes_) {
+      scratch_ = allocate(bytes);
+      scratch_bytes_ = bytes;
+    }
+    return scratch_.get();
+  }
+  int* device_info() {
+    if (!info_) info_ = allocate(sizeof(int));
+    return static_cast<int*>(info_.get());
+  }
+  int host_info() {
+    int h = 0;
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, device_info(), sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    synchronize();
+    return h;
+  }
+  void require_info_zero(const std::string& routine) {
+    const int info = host_info();
+    if (info != 0) throw DeviceError(routine + " returned info = " + std::to_string(info));
+  }
+
+  int device_;
+  Stream stream_;
+  CublasHandle blas_;
+  CusolverHandle solver_;
+  cuda::TcWorkspace ws_;
+  std::string name_;
+  std::shared_ptr<void> scratch_, info_;
+  std::size_t scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<CudaBackend>(device); }
+
+}  // namespace randnla

@@ -1,0 +1,46 @@
+// Status checks: every CUDA, cuBLAS and cuSOLVER call goes through one of these and a failure
+// becomes randnla::DeviceError carrying the library's own status text.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <string>
+
+#include "randnla/error.hpp"
+
+namespace randnla {
+namespace cuda {
+
+inline const char* cusolver_status_text(cusolverStatus_t s) {
+  switch (s) {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    default: return "cuSOLVER status (unlisted)";
+  }
+}
+
+inline void check(cudaError_t s, const char* call) {
+  if (s != cudaSuccess) throw DeviceError(std::string(call) + ": " + cudaGetErrorName(s) + " (" + cudaGetErrorString(s) + ")");
+}
+inline void check(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(std::string(call) + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
+}
+inline void check(cusolverStatus_t s, const char* call) {
+  if (s != CUSOLVER_STATUS_SUCCESS) throw DeviceError(std::string(call) + ": " + cusolver_status_text(s) + " (cuSOLVER)");
+}
+
+}  // namespace cuda
+}  // namespace randnla
+
+#define RANDNLA_CUDA(call) ::randnla::cuda::check((call), #call)
+/// After a kernel launch: the launch's own error, if any.
+#define RANDNLA_CUDA_LAUNCH(what) ::randnla::cuda::check(cudaGetLastError(), what)

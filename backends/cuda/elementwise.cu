@@ -1,0 +1,148 @@
+// Elementwise, reduction and layout kernels of the CUDA backend, with their launchers.
+#include "cuda_check.hpp"
+#include "elementwise.cuh"
+#include "randnla/precision.hpp"
+
+namespace randnla {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(index_t n) {
+  const index_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 32 ? (blocks > 0 ? blocks : 1) : 65535 * 32);
+}
+
+/// Grid-stride loop over the elements (i, j) of a rows x cols matrix.
+template <class F>
+__global__ void for_each_kernel(index_t rows, index_t cols, F f) {
+  const index_t n = rows * cols;
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x)
+    f(e % rows, e / rows);
+}
+
+template <class F>
+void for_each(index_t rows, index_t cols, cudaStream_t s, const char* what, F f) {
+  if (rows * cols == 0) return;
+  for_each_kernel<<<grid_for(rows * cols), kThreads, 0, s>>>(rows, cols, f);
+  RANDNLA_CUDA_LAUNCH(what);
+}
+
+template <class T>
+__device__ __forceinline__ T& at(const MatrixView<T>& v, index_t i, index_t j) {
+  return v.data()[i + j * v.ld()];
+}
+
+__global__ void histogram_kernel(MatrixView<const float> x, unsigned long long* hist) {
+  __shared__ unsigned int local[kExponentBins];
+  for (int b = threadIdx.x; b < kExponentBins; b += blockDim.x) local[b] = 0;
+  __syncthreads();
+  const index_t rows = x.rows(), n = rows * x.cols();
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const float v = x.data()[e % rows + (e / rows) * x.ld()];
+    if (v != 0.0f) atomicAdd(&local[biased_exponent(v)], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kExponentBins; b += blockDim.x)
+    if (local[b]) atomicAdd(&hist[b], static_cast<unsigned long long>(local[b]));
+}
+
+__global__ void sum_squares_kernel(MatrixView<const float> x, double* out) {
+  const index_t rows = x.rows(), n = rows * x.cols();
+  double acc = 0.0;
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const double v = x.data()[e % rows + (e / rows) * x.ld()];
+    acc += v * v;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+  __shared__ double warp_sums[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double s = 0.0;
+    for (int w = 0; w < kThreads / 32; ++w) s += warp_sums[w];
+    atomicAdd(out, s);
+  }
+}
+
+__global__ void transpose_kernel(MatrixView<const float> src, MatrixView<float> dst) {
+  __shared__ float tile[32][33];
+  const index_t i0 = static_cast<index_t>(blockIdx.x) * 32, j0 = static_cast<index_t>(blockIdx.y) * 32;
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const index_t i = i0 + threadIdx.x, j = j0 + r;
+    if (i < src.rows() && j < src.cols()) tile[r][threadIdx.x] = src.data()[i + j * src.ld()];
+  }
+  __syncthreads();
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const index_t i = i0 + r, j = j0 + threadIdx.x;  // dst(j, i) = src(i, j)
+    if (i < src.rows() && j < src.cols()) dst.data()[j + i * dst.ld()] = tile[threadIdx.x][r];
+  }
+}
+
+}  // namespace
+
+void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s) {
+  const index_t rows = x.rows();
+  for_each(rows, x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { at(x, i, j) = draw(i + j * rows); });
+}
+void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s) {
+  const index_t rows = x.rows();
+  for_each(rows, x.cols(), s, "fill_random fp16",
+           [=] __device__(index_t i, index_t j) { at(x, i, j) = fp16{__half_as_ushort(__float2half_rn(draw(i + j * rows)))}; });
+}
+void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f32->f64",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<double>(at(src, i, j)); });
+}
+void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f64->f32",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j)); });
+}
+void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f32->f16", [=] __device__(index_t i, index_t j) {
+    at(dst, i, j) = fp16{__half_as_ushort(__float2half_rn(at(src, i, j)))};
+  });
+}
+void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f16->f32", [=] __device__(index_t i, index_t j) {
+    at(dst, i, j) = __half2float(__ushort_as_half(at(src, i, j).bits));
+  });
+}
+void launch_round_tf32(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "round tf32",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = round_to_tf32(at(src, i, j)); });
+}
+void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s) {
+  if (src.empty()) return;
+  const dim3 grid(static_cast<unsigned>((src.rows() + 31) / 32), static_cast<unsigned>((src.cols() + 31) / 32));
+  transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(src, dst);
+  RANDNLA_CUDA_LAUNCH("transpose");
+}
+void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "scale_columns", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
+}
+void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s) {
+  for_each(g.rows(), 1, s, "add_to_diagonal", [=] __device__(index_t i, index_t) { at(g, i, i) += shift; });
+}
+void launch_zero_lower(MatrixView<double> g, cudaStream_t s) {
+  for_each(g.rows(), g.cols(), s, "zero_lower", [=] __device__(index_t i, index_t j) {
+    if (i > j) at(g, i, j) = 0.0;
+  });
+}
+void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s) {
+  if (x.empty()) return;
+  histogram_kernel<<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, hist);
+  RANDNLA_CUDA_LAUNCH("histogram");
+}
+void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s) {
+  if (x.empty()) return;
+  sum_squares_kernel<<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, out);
+  RANDNLA_CUDA_LAUNCH("sum_squares");
+}
+
+}  // namespace cuda
+}  // namespace randnla

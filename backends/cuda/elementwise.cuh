@@ -1,0 +1,30 @@
+// Launchers of the elementwise, reduction and packing kernels (elementwise.cu).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "randnla/backend.hpp"
+#include "randnla/random.hpp"
+
+namespace randnla {
+namespace cuda {
+
+void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s);
+void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s);
+void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s);
+void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
+void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
+void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
+void launch_round_tf32(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
+void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
+void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s);
+void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);
+void launch_zero_lower(MatrixView<double> g, cudaStream_t s);
+/// hist[256] += counts of x's non-zero elements per FP32 exponent (hist zeroed by the caller).
+void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s);
+/// *out += sum of squares of x, in FP64 (out zeroed by the caller).
+void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace randnla

@@ -1,0 +1,399 @@
+// Tensor Core products with error correction: SHGEMM (Ootomo & Yokota, "Mixed-Precision Random
+// Projection for RandNLA on Tensor Cores") and TCEC-SGEMM (Ootomo & Yokota, "Recovering single
+// precision accuracy from Tensor Cores while surpassing the FP32 theoretical peak performance").
+//
+// Operands are first packed, K-contiguous and zero-padded to the tile sizes, as hi and lo parts
+// (halfhalf FP16 or tf32tf32). The kernel then computes per output tile
+//   main += [sum over one BK block of hi_a * hi_b]   (fresh Tensor Core accumulator, summed in FP32
+//                                                     with round-to-nearest on the CUDA cores)
+//   corr += lo_a * hi_b + hi_a * lo_b                (on the Tensor Core; small terms)
+//   C = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * C.
+// The Tensor Core's own accumulation truncates; adding each block's hi*hi sum outside it keeps
+// that truncation from accumulating over K.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda_check.hpp"
+#include "randnla/precision.hpp"
+#include "elementwise.cuh"
+#include "tc_gemm.cuh"
+
+namespace randnla {
+namespace cuda {
+namespace {
+
+struct DevicePlan {
+  int use_fp16;
+  int scale_a;
+  int scale_b;
+};
+
+constexpr int BM = 128, BN = 64, BK = 32, kWarps = 8, kThreadsGemm = kWarps * 32;
+
+template <class T>
+struct TcTraits;
+template <>
+struct TcTraits<__half> {
+  static constexpr int kStep = 16;  // m16n8k16
+  static constexpr int kPad = 8;    // row = 40 halves = 80 B: fragment loads are conflict-free
+};
+template <>
+struct TcTraits<float> {
+  static constexpr int kStep = 8;   // m16n8k8 tf32
+  static constexpr int kPad = 4;    // row = 36 words
+};
+
+__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], __half) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], float) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/// A fragment register: two consecutive FP16 (one word) or one TF32 word from shared memory.
+template <class T>
+__device__ __forceinline__ std::uint32_t frag_word(const T* row, int col) {
+  return *reinterpret_cast<const std::uint32_t*>(row + col);
+}
+
+struct GemmArgs {
+  const void* a_hi;
+  const void* a_lo;
+  const void* b_hi;
+  const void* b_lo;
+  index_t kp;  // padded K: the row stride of every packed operand
+  index_t m, n;
+  float alpha, beta;
+  float* c;
+  index_t ldc;
+  const DevicePlan* plan;
+};
+
+template <class T, bool A_LO, bool B_LO>
+struct Tile {
+  static constexpr int kRow = BK + TcTraits<T>::kPad;
+  static constexpr int kARows = BM * (A_LO ? 2 : 1), kBRows = BN * (B_LO ? 2 : 1);
+  static constexpr std::size_t kStageElems = static_cast<std::size_t>(kARows + kBRows) * kRow;
+  static constexpr std::size_t kSmemBytes = 2 * kStageElems * sizeof(T);
+};
+
+/// Loads rows [row0, row0 + rows) x [k0, k0 + BK) of a packed operand into shared memory.
+template <class T>
+__device__ __forceinline__ void load_rows(T* smem, const T* g, index_t row0, index_t kp, index_t k0, int rows,
+                                          int row_stride) {
+  constexpr int kPerChunk = 16 / sizeof(T), kChunks = BK / kPerChunk;
+  for (int c = threadIdx.x; c < rows * kChunks; c += kThreadsGemm) {
+    const int r = c / kChunks, ch = c % kChunks;
+    cp_async16(smem + r * row_stride + ch * kPerChunk, g + (row0 + r) * kp + k0 + ch * kPerChunk);
+  }
+}
+
+template <class T, bool A_LO, bool B_LO>
+__global__ void __launch_bounds__(kThreadsGemm) tc_gemm_kernel(GemmArgs args, int fp16_path) {
+  if (args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
+  using Tl = Tile<T, A_LO, B_LO>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  const T* a_hi = static_cast<const T*>(args.a_hi);
+  const T* a_lo = static_cast<const T*>(args.a_lo);
+  const T* b_hi = static_cast<const T*>(args.b_hi);
+  const T* b_lo = static_cast<const T*>(args.b_lo);
+  const index_t row0 = static_cast<index_t>(blockIdx.y) * BM, col0 = static_cast<index_t>(blockIdx.x) * BN;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int wm = (warp & 3) * 32, wn = (warp >> 2) * 32;
+
+  float acc[2][4][4] = {}, corr[2][4][4] = {};
+  auto stage_ptr = [&](int s) { return smem + s * Tl::kStageElems; };
+  auto load_stage = [&](int s, index_t k0) {
+    T* base = stage_ptr(s);
+    load_rows(base, a_hi, row0, args.kp, k0, BM, Tl::kRow);
+    if (A_LO) load_rows(base + BM * Tl::kRow, a_lo, row0, args.kp, k0, BM, Tl::kRow);
+    T* bbase = base + Tl::kARows * Tl::kRow;
+    load_rows(bbase, b_hi, col0, args.kp, k0, BN, Tl::kRow);
+    if (B_LO) load_rows(bbase + BN * Tl::kRow, b_lo, col0, args.kp, k0, BN, Tl::kRow);
+    cp_async_commit();
+  };
+
+  const index_t nk = args.kp / BK;
+  load_stage(0, 0);
+  for (index_t kb = 0; kb < nk; ++kb) {
+    if (kb + 1 < nk) {
+      load_stage(static_cast<int>((kb + 1) & 1), (kb + 1) * BK);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const T* sa = stage_ptr(static_cast<int>(kb & 1));
+    const T* sa_lo = sa + BM * Tl::kRow;
+    const T* sb = sa + Tl::kARows * Tl::kRow;
+    const T* sb_lo = sb + BN * Tl::kRow;
+    float block[2][4][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < BK; ks += TcTraits<T>::kStep) {
+      std::uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
+      // A (row-major m16 x k): fp16 a0..a3 = (g, 2t) (g+8, 2t) (g, 2t+8) (g+8, 2t+8);
+      //                        tf32 a0..a3 = (g, t)  (g+8, t)  (g, t+4)  (g+8, t+4).
+      constexpr int kHalf = TcTraits<T>::kStep / 2;
+      const int kc = sizeof(T) == 2 ? 2 * t : t;
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) {
+        const int r = wm + mt * 16 + g;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int rr = r + (q & 1) * 8, cc = ks + kc + (q >> 1) * kHalf;
+          ah[mt][q] = frag_word(sa + rr * Tl::kRow, cc);
+          if (A_LO) al[mt][q] = frag_word(sa_lo + rr * Tl::kRow, cc);
+        }
+      }
+      // B (k x n8, column-major = our N x K rows): b0 = (k 2t | t, n g), b1 = (k 2t+8 | t+4, n g).
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int r = wn + nt * 8 + g;
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          bh[nt][q] = frag_word(sb + r * Tl::kRow, ks + kc + q * kHalf);
+          if (B_LO) bl[nt][q] = frag_word(sb_lo + r * Tl::kRow, ks + kc + q * kHalf);
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          mma(block[mt][nt], ah[mt], bh[nt], T());
+          if (A_LO) mma(corr[mt][nt], al[mt], bh[nt], T());
+          if (B_LO) mma(corr[mt][nt], ah[mt], bl[nt], T());
+        }
+    }
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[mt][nt][q] = __fadd_rn(acc[mt][nt][q], block[mt][nt][q]);
+    __syncthreads();
+  }
+
+  const float unscale = fp16_path ? exp2i(-args.plan->scale_a) * exp2i(-args.plan->scale_b) : 1.0f;
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const index_t i = row0 + wm + mt * 16 + g + (q >> 1) * 8;
+        const index_t j = col0 + wn + nt * 8 + 2 * t + (q & 1);
+        if (i >= args.m || j >= args.n) continue;
+        const float v = args.alpha * (unscale * (acc[mt][nt][q] + corr[mt][nt][q] * kSplitShiftInverse));
+        float* cij = args.c + i + j * args.ldc;
+        *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
+      }
+}
+
+/// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded: FP32 sources are split
+/// (halfhalf with the plan's scale, or tf32tf32), FP16 sources copied (or widened for TF32).
+template <class Src, class Dst>
+__global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, Dst* hi,
+                            Dst* lo, const DevicePlan* plan, int operand, int fp16_path) {
+  if (plan->use_fp16 != fp16_path) return;
+  const int scale = operand == 0 ? plan->scale_a : plan->scale_b;
+  __shared__ float tile[32][33];  // tile[p][r]
+  const index_t r0 = static_cast<index_t>(blockIdx.y) * 32, p0 = static_cast<index_t>(blockIdx.x) * 32;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int yy = ty; yy < 32; yy += blockDim.y) {
+    // Read along whichever index is contiguous in memory.
+    const index_t r = trans ? r0 + yy : r0 + tx, p = trans ? p0 + tx : p0 + yy;
+    float v = 0.0f;
+    if (r < rows && p < k) {
+      const Src s = trans ? x[p + r * ld] : x[r + p * ld];
+      v = static_cast<float>(s);
+    }
+    if (trans)
+      tile[tx][yy] = v;
+    else
+      tile[yy][tx] = v;
+  }
+  __syncthreads();
+  for (int yy = ty; yy < 32; yy += blockDim.y) {
+    const index_t r = r0 + yy, p = p0 + tx;
+    if (p >= kp) continue;
+    const float v = tile[tx][yy];
+    const index_t o = r * kp + p;
+    if constexpr (std::is_same<Src, __half>::value) {
+      hi[o] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
+    } else if constexpr (std::is_same<Dst, __half>::value) {
+      fp16 h, l;
+      split_halfhalf(v, scale, h, l);
+      hi[o] = __ushort_as_half(h.bits);
+      lo[o] = __ushort_as_half(l.bits);
+    } else {
+      split_tf32(v, hi[o], lo[o]);
+    }
+  }
+}
+
+/// One thread: the plan from the operands' histograms (null histogram: an FP16 operand).
+__global__ void plan_kernel(const unsigned long long* hist_a, const unsigned long long* hist_b, TensorCore tc,
+                            DevicePlan* plan) {
+  OperandPlan p[2];
+  const unsigned long long* hs[2] = {hist_a, hist_b};
+  for (int o = 0; o < 2; ++o) {
+    if (hs[o] == nullptr) {
+      p[o] = OperandPlan{tc != TensorCore::TF32, 0};
+      continue;
+    }
+    ExponentHistogram h;
+    for (int b = 0; b < kExponentBins; ++b) h.count[b] = static_cast<std::int64_t>(hs[o][b]);
+    p[o] = plan_operand(h, tc);
+  }
+  const bool fp16 = p[0].use_fp16 && p[1].use_fp16;
+  *plan = DevicePlan{fp16 ? 1 : 0, fp16 ? p[0].scale_exponent : 0, fp16 ? p[1].scale_exponent : 0};
+}
+
+index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
+
+template <class T>
+void pack(const TcOperand& x, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo, const DevicePlan* plan,
+          int operand, int fp16_path, cudaStream_t s) {
+  const dim3 grid(static_cast<unsigned>(kp / 32), static_cast<unsigned>(rows_p / 32)), block(32, 8);
+  // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
+  const bool trans = operand == 0 ? x.op == Op::T : x.op == Op::N;
+  if (x.fp16)
+    pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
+                                                  plan, operand, fp16_path);
+  else
+    pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
+                                                 plan, operand, fp16_path);
+  RANDNLA_CUDA_LAUNCH("tc_gemm pack");
+}
+
+template <class T, bool A_LO, bool B_LO>
+void launch_gemm(const GemmArgs& args, index_t mp, index_t np, int fp16_path, cudaStream_t s) {
+  using Tl = Tile<T, A_LO, B_LO>;
+  auto kernel = tc_gemm_kernel<T, A_LO, B_LO>;
+  static bool configured = false;
+  if (!configured) {
+    RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(Tl::kSmemBytes)));
+    configured = true;
+  }
+  const dim3 grid(static_cast<unsigned>(np / BN), static_cast<unsigned>(mp / BM));
+  kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args, fp16_path);
+  RANDNLA_CUDA_LAUNCH("tc_gemm kernel");
+}
+
+template <class T>
+void launch_gemm_variant(bool a_lo, bool b_lo, const GemmArgs& args, index_t mp, index_t np, int fp16_path,
+                         cudaStream_t s) {
+  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, mp, np, fp16_path, s);
+  if (a_lo) return launch_gemm<T, true, false>(args, mp, np, fp16_path, s);
+  return launch_gemm<T, false, true>(args, mp, np, fp16_path, s);
+}
+
+__global__ void scale_kernel(MatrixView<float> c, float beta) {
+  const index_t n = c.size();
+  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    float& v = c.data()[e % c.rows() + (e / c.rows()) * c.ld()];
+    v = beta == 0.0f ? 0.0f : beta * v;
+  }
+}
+
+}  // namespace
+
+void* TcWorkspace::get(std::size_t bytes) {
+  if (bytes > bytes_) {
+    void* p = nullptr;
+    buffer_.reset();
+    RANDNLA_CUDA(cudaMalloc(&p, bytes));
+    buffer_ = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    bytes_ = bytes;
+  }
+  return buffer_.get();
+}
+unsigned long long* TcWorkspace::histograms() {
+  if (!small_) {
+    void* p = nullptr;
+    RANDNLA_CUDA(cudaMalloc(&p, 2 * kExponentBins * sizeof(unsigned long long) + 256));
+    small_ = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  }
+  return static_cast<unsigned long long*>(small_.get());
+}
+void* TcWorkspace::plan() { return histograms() + 2 * kExponentBins; }
+
+void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
+             GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+  const index_t m = c.rows(), n = c.cols();
+  const index_t k = a.op == Op::N ? a.cols : a.rows;
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0.0f) {
+    scale_kernel<<<256, 256, 0, s>>>(c, beta);
+    RANDNLA_CUDA_LAUNCH("tc_gemm beta scale");
+    if (report) *report = GemmReport{};
+    return;
+  }
+  const index_t mp = round_up(m, BM), np = round_up(n, BN), kp = round_up(k, BK);
+  const bool a_lo = !a.fp16, b_lo = !b.fp16;
+  // Both paths share one allocation: FP16 parts use half of what TF32 parts need.
+  const std::size_t a_elems = static_cast<std::size_t>(mp * kp), b_elems = static_cast<std::size_t>(np * kp);
+  float* base = static_cast<float*>(ws.get(2 * (a_elems + b_elems) * sizeof(float)));
+  float *ahi = base, *alo = base + a_elems, *bhi = base + 2 * a_elems, *blo = bhi + b_elems;
+
+  unsigned long long* hist = ws.histograms();
+  auto* plan = static_cast<DevicePlan*>(ws.plan());
+  RANDNLA_CUDA(cudaMemsetAsync(hist, 0, 2 * kExponentBins * sizeof(unsigned long long), s));
+  const bool need_hist = tc != TensorCore::TF32;
+  if (need_hist && a_lo) launch_histogram(MatrixView<const float>(static_cast<const float*>(a.data), a.rows, a.cols, a.ld, MemorySpace::Device), hist, s);
+  if (need_hist && b_lo)
+    launch_histogram(MatrixView<const float>(static_cast<const float*>(b.data), b.rows, b.cols, b.ld, MemorySpace::Device),
+                     hist + kExponentBins, s);
+  plan_kernel<<<1, 1, 0, s>>>(a_lo ? hist : nullptr, b_lo ? hist + kExponentBins : nullptr, tc, plan);
+  RANDNLA_CUDA_LAUNCH("tc_gemm plan");
+
+  GemmArgs args{nullptr, nullptr, nullptr, nullptr, kp, m, n, alpha, beta, c.data(), c.ld(), plan};
+  for (int fp16_path : {1, 0}) {
+    if (fp16_path && tc == TensorCore::TF32) continue;
+    if (fp16_path) {
+      auto *h_ahi = reinterpret_cast<__half*>(ahi), *h_alo = reinterpret_cast<__half*>(alo);
+      auto *h_bhi = reinterpret_cast<__half*>(bhi), *h_blo = reinterpret_cast<__half*>(blo);
+      pack(a, m, k, mp, kp, h_ahi, h_alo, plan, 0, 1, s);
+      pack(b, n, k, np, kp, h_bhi, h_blo, plan, 1, 1, s);
+      args.a_hi = h_ahi, args.a_lo = h_alo, args.b_hi = h_bhi, args.b_lo = h_blo;
+      launch_gemm_variant<__half>(a_lo, b_lo, args, mp, np, 1, s);
+    } else {
+      pack(a, m, k, mp, kp, ahi, alo, plan, 0, 0, s);
+      pack(b, n, k, np, kp, bhi, blo, plan, 1, 0, s);
+      args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
+      launch_gemm_variant<float>(a_lo, b_lo, args, mp, np, 0, s);
+    }
+  }
+  if (report) {
+    DevicePlan h{};
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, plan, sizeof h, cudaMemcpyDeviceToHost, s));
+    RANDNLA_CUDA(cudaStreamSynchronize(s));
+    const TensorCore f = h.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
+    *report = GemmReport{f, f, h.scale_a, h.scale_b};
+  }
+}
+
+}  // namespace cuda
+}  // namespace randnla

@@ -1,0 +1,43 @@
+// Launcher of the Tensor Core products (tc_gemm.cu): SHGEMM, its mirror and TCEC-SGEMM share
+// one kernel, instantiated for FP16 (m16n8k16) and TF32 (m16n8k8) and for which operands carry
+// a lo part.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "randnla/backend.hpp"
+
+namespace randnla {
+namespace cuda {
+
+/// One operand of a Tensor Core product: FP32 (split into hi + lo) or FP16 (used as is).
+struct TcOperand {
+  const void* data = nullptr;
+  index_t rows = 0, cols = 0, ld = 1;  ///< the stored matrix, before op
+  Op op = Op::N;
+  bool fp16 = false;                   ///< FP16 data; otherwise FP32, which is split
+};
+
+/// Scratch device memory the products reuse between calls (grown on demand).
+class TcWorkspace {
+ public:
+  void* get(std::size_t bytes);
+  unsigned long long* histograms();  ///< 2 x 256 counters
+  void* plan();                      ///< the device-side plan (format and scale exponents)
+
+ private:
+  std::shared_ptr<void> buffer_, small_;
+  std::size_t bytes_ = 0;
+};
+
+/// C := alpha * op(A) op(B) + beta * C on Tensor Cores with FP32 accumulation of the hi*hi
+/// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
+/// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
+/// Fills `report` when non-null (that synchronises).
+void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
+             GemmReport* report, TcWorkspace& ws, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace randnla

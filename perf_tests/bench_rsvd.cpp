@@ -1,0 +1,96 @@
+// RSVD benchmark on the H100: m = n = 16384 (and 32768), k = 256, p = 16, q = 0 and 2, every
+// sketch precision against cuSOLVER gesvdr, with the exact relative residual ||A - U S V^T||_F /
+// ||A||_F computed on the device, and the phase breakdown of the median run.
+// A = U diag(sigma) V^T, sigma_i = i^-1.5 for i <= 1024 (U, V Householder Q of Gaussians).
+// Usage: bench_rsvd [--quick]
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backends.hpp"
+#include "bench_common.hpp"
+#include "rsvd.hpp"
+
+using namespace randnla;
+
+double gesvdr_median_ms(const float* a, int m, int n, int k, int p, int iters, float* s, float* u, float* v,
+                        double* copy_ms);
+
+namespace {
+
+Matrix<float> test_matrix(Backend& b, index_t n, index_t rank) {
+  Matrix<float> u(b, n, rank, "U"), v(b, n, rank, "V"), sigma(b, rank, 1, "sigma"), a(b, n, n, "A");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 100, 0}, u.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 101, 0}, v.view());
+  b.householder_q(u.view());
+  b.householder_q(v.view());
+  auto host = make_backend(BackendKind::Host);
+  Matrix<float> hs(*host, rank, 1);
+  for (index_t i = 0; i < rank; ++i) hs.data()[i] = static_cast<float>(std::pow(i + 1.0, -1.5));
+  b.copy(hs.view(), sigma.view());
+  b.scale_columns(sigma, u.view());
+  b.gemm(Op::N, Op::T, 1.0f, u, v, 0.0f, a, GemmPrecision::FP32);
+  return a;
+}
+
+double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u, MatrixView<const float> s,
+                   MatrixView<const float> v, double norm_a) {
+  Matrix<float> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
+  b.copy(a, e.view());
+  b.copy(u, us.view());
+  b.scale_columns(s, us.view());
+  b.gemm(Op::N, Op::T, -1.0f, us, v, 1.0f, e, GemmPrecision::FP32);
+  return b.frobenius_norm(e) / norm_a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (!cuda_available()) {
+    std::printf("bench_rsvd: no GPU, nothing to measure\n");
+    return 0;
+  }
+  auto b = make_backend(BackendKind::Cuda);
+  std::printf("device: %s\n", b->description().c_str());
+  const index_t k = 256, p = 16;
+  for (index_t n : quick ? std::vector<index_t>{16384} : std::vector<index_t>{16384, 32768}) {
+    const Matrix<float> a = test_matrix(*b, n, 1024);
+    const double norm_a = b->frobenius_norm(a);
+    for (int q : {0, 2}) {
+      Matrix<float> s(*b, k, 1), u(*b, n, k), v(*b, n, k);
+      double copy_ms = 0;
+#if defined(RANDNLA_BENCH_GESVDR)
+      const double ms_peer = gesvdr_median_ms(a.data(), static_cast<int>(n), static_cast<int>(n), static_cast<int>(k),
+                                              static_cast<int>(p), q, s.data(), u.data(), v.data(), &copy_ms);
+      const double err_peer = exact_error(*b, a, u, s, v, norm_a);
+      std::printf("n=%ld q=%d %-14s total %8.3f ms (A copy %.3f ms excluded)  error %.4e\n", static_cast<long>(n), q,
+                  "gesvdr", ms_peer, copy_ms, err_peer);
+#endif
+      for (auto sk : {SketchPrecision::FP32, SketchPrecision::TF32, SketchPrecision::ShgemmFP16,
+                      SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+        RsvdOptions o;
+        o.oversampling = p;
+        o.power_iterations = q;
+        o.sketch = sk;
+        o.error_probes = 0;
+        std::vector<RsvdResult> runs;
+        for (int r = 0; r < 7; ++r) runs.push_back(rsvd(*b, a, k, o));
+        runs.erase(runs.begin(), runs.begin() + 2);  // warm-up
+        std::sort(runs.begin(), runs.end(),
+                  [](const RsvdResult& x, const RsvdResult& y) { return x.report.total_ms() < y.report.total_ms(); });
+        const RsvdResult& med = runs[runs.size() / 2];
+        const RsvdReport& rp = med.report;
+        const double err = exact_error(*b, a, med.U, med.S, med.V, norm_a);
+        std::printf(
+            "n=%ld q=%d %-14s total %8.3f ms  error %.4e  [check %.2f, proj %.2f, orth %.2f, QtA %.2f, svd %.2f, U %.2f] "
+            "%s\n",
+            static_cast<long>(n), q, to_string(sk), rp.total_ms(), err, rp.ms_check, rp.ms_projection,
+            rp.ms_orthonormalization, rp.ms_qt_a, rp.ms_small_svd, rp.ms_u, rp.sketch_kernel.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from a checkout that carries .device/ (scripts/gpu_bundle.sh):
+# every test of both CUDA configurations, then the benchmarks. Logs go to $OUT (or ./gpu-logs).
+# Usage: scripts/gpu_run.sh [tests|bench|all] [--quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+quick=${2:-}
+logs=${OUT:-$PWD/gpu-logs}
+mkdir -p "$logs"
+if [ -f .device-carry/bundle.tar.gz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xzf .device-carry/bundle.tar.gz; fi
+export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/device.txt"
+echo "commit $(cat .device/commit) date $(date -u +%F)" | tee -a "$logs/device.txt"
+status=0
+if [ "$what" != bench ]; then
+  for t in .device/bin-debian/test_* .device/bin-kokkos-cuda/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$(dirname "$t")")-$(basename "$t")
+    if "$t" --gtest_brief=1 > "$logs/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+    echo "$r $name $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | tr '\n' ' ')"
+    [ $r = FAIL ] && tail -40 "$logs/$name.log"
+  done
+fi
+if [ "$what" != tests ]; then
+  .device/bin-debian/bench_gemm $quick 2>&1 | tee "$logs/bench_gemm.txt"
+  .device/bin-debian/bench_rsvd $quick 2>&1 | tee "$logs/bench_rsvd.txt"
+fi
+exit $status

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds every configuration and runs the whole test suite (GPU tests report skipped without a GPU):
+#  1. host + CUDA backend against Debian's Kokkos: all tests run;
+#  2. CUDA backend against a CUDA-enabled Kokkos built from Debian's source (scripts/build_kokkos_cuda.sh):
+#     compiled and linked in full; its tests need a GPU to initialise Kokkos, so they run on the H100
+#     (scripts/gpu_run.sh), not here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${RANDNLA_JOBS:-$(nproc)}
+bash scripts/install_deps.sh
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+  bash scripts/build_kokkos_cuda.sh "$PWD/.kokkos-cuda"
+  cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
+    -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON
+  cmake --build build-kokkos-cuda -j "$jobs"
+  echo "test.sh: the CUDA-enabled Kokkos configuration compiled and linked (its tests run on a GPU)"
+fi
