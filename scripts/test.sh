@@ -11,7 +11,6 @@ bash scripts/install_deps.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure -j "$jobs")
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"
@@ -21,3 +20,5 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake --build build-kokkos-cuda -j "$jobs"
   echo "test.sh: the CUDA-enabled Kokkos configuration compiled and linked (its tests run on a GPU)"
 fi
+
+cd build && ctest --output-on-failure -j "$jobs"
