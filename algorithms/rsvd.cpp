@@ -50,7 +50,7 @@ class Products {
 
   bool fp16_omega() const { return s_ != SketchPrecision::FP32 && s_ != SketchPrecision::TF32; }
 
-  /// Y := A * Omega(spec) (or Y -= ... with beta = -1 on a prefilled Y is not needed here).
+  /// Y := A * Omega(spec); names the kernel that ran in *kernel when non-null.
   void sketch(MatrixView<const float> a, const RandomSpec& spec, index_t l, MatrixView<float> y,
               std::string* kernel) {
     if (fp16_omega()) {

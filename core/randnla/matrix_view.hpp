@@ -51,7 +51,6 @@ class MatrixView {
   RANDNLA_HD index_t size() const { return rows_ * cols_; }
   RANDNLA_HD bool empty() const { return size() == 0; }
   RANDNLA_HD MemorySpace space() const { return space_; }
-  RANDNLA_HD bool contiguous() const { return ld_ == rows_ || cols_ <= 1; }
 
   /// Element access; valid for host views only (no check, for inner loops).
   RANDNLA_HD T& operator()(index_t i, index_t j) const { return data_[i + j * ld_]; }
