@@ -2,7 +2,7 @@
 // sketch precision against cuSOLVER gesvdr, with the exact relative residual ||A - U S V^T||_F /
 // ||A||_F computed on the device, and the phase breakdown of the median run.
 // A = U diag(sigma) V^T, sigma_i = i^-1.5 for i <= 1024 (U, V Householder Q of Gaussians).
-// Usage: bench_rsvd [--quick]
+// Usage: bench_rsvd [--quick|--full] [gesvd|gesdd|jacobi|polar]
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +48,7 @@ double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const SvdMethod small_svd = argc > 2 ? parse_svd_method(argv[2], "small svd") : RsvdOptions{}.small_svd;
   if (!cuda_available()) {
     std::printf("bench_rsvd: no GPU, nothing to measure\n");
     return 0;
@@ -55,6 +56,19 @@ int main(int argc, char** argv) {
   auto b = make_backend(BackendKind::Cuda);
   std::printf("device: %s\n", b->description().c_str());
   const index_t k = 256, p = 16;
+  {  // The small SVD of the RSVD: an l x l factor, l = k + p.
+    const index_t l = k + p;
+    Matrix<float> r(*b, l, l), work(*b, l, l), s(*b, l, 1), u(*b, l, l), vt(*b, l, l);
+    b->fill_random(RandomSpec{Distribution::Gaussian, 7, 0}, r.view());
+    for (SvdMethod m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar}) {
+      const double copy_ms = bench::median_ms(*b, [&] { b->copy(r.view(), work.view()); });
+      const double ms = bench::median_ms(*b, [&] {
+        b->copy(r.view(), work.view());
+        b->svd(work.view(), s.view(), u.view(), vt.view(), m);
+      });
+      std::printf("small svd %ldx%ld %-7s %8.3f ms\n", static_cast<long>(l), static_cast<long>(l), to_string(m), ms - copy_ms);
+    }
+  }
   for (index_t n : quick ? std::vector<index_t>{16384} : std::vector<index_t>{16384, 32768}) {
     const Matrix<float> a = test_matrix(*b, n, 1024);
     const double norm_a = b->frobenius_norm(a);
@@ -71,6 +85,7 @@ int main(int argc, char** argv) {
       for (auto sk : {SketchPrecision::FP32, SketchPrecision::TF32, SketchPrecision::ShgemmFP16,
                       SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
         RsvdOptions o;
+        o.small_svd = small_svd;
         o.oversampling = p;
         o.power_iterations = q;
         o.sketch = sk;

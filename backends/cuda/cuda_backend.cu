@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "host/lapack.hpp"
 #include "elementwise.cuh"
 #include "tc_gemm.cuh"
 
@@ -266,24 +267,49 @@ class CudaBackend final : public Backend {
     if (n == 0) return;
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
-    if (method == SvdMethod::Gesdd)
-      throw UnsupportedConfiguration("gesdd has no cuSOLVER counterpart; use gesvd or jacobi on the GPU");
-    if (method == SvdMethod::Gesvd) {
-      int lwork = 0;
-      RANDNLA_CUDA(cusolverDnSgesvd_bufferSize(solver_.get(), im, in, &lwork));
-      Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
-      RANDNLA_CUDA(cusolverDnSgesvd(solver_.get(), 'S', 'S', im, in, a.data(), lda, s.data(), u.data(), ldu, vt.data(),
-                                    ldvt, work.data(), lwork, nullptr, device_info()));
-    } else {
-      gesvdj_params params;
-      int lwork = 0;
-      Matrix<float> v(*this, n, n, "V");
-      RANDNLA_CUDA(cusolverDnSgesvdj_bufferSize(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(),
-                                                u.data(), ldu, v.data(), in, &lwork, params.get()));
-      Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
-      RANDNLA_CUDA(cusolverDnSgesvdj(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(), u.data(),
-                                     ldu, v.data(), in, work.data(), lwork, device_info(), params.get()));
-      cuda::launch_transpose(v.view(), vt, stream_.get());
+    switch (method) {
+      case SvdMethod::Gesdd: return svd_on_host(a, s, u, vt);
+      case SvdMethod::Gesvd: {
+        int lwork = 0;
+        RANDNLA_CUDA(cusolverDnSgesvd_bufferSize(solver_.get(), im, in, &lwork));
+        Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+        RANDNLA_CUDA(cusolverDnSgesvd(solver_.get(), 'S', 'S', im, in, a.data(), lda, s.data(), u.data(), ldu,
+                                      vt.data(), ldvt, work.data(), lwork, nullptr, device_info()));
+        break;
+      }
+      case SvdMethod::Jacobi: {
+        gesvdj_params params;
+        int lwork = 0;
+        Matrix<float> v(*this, n, n, "V");
+        RANDNLA_CUDA(cusolverDnSgesvdj_bufferSize(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda,
+                                                  s.data(), u.data(), ldu, v.data(), in, &lwork, params.get()));
+        Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+        RANDNLA_CUDA(cusolverDnSgesvdj(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(),
+                                       u.data(), ldu, v.data(), in, work.data(), lwork, device_info(), params.get()));
+        cuda::launch_transpose(v.view(), vt, stream_.get());
+        break;
+      }
+      case SvdMethod::Polar: {
+        Matrix<float> v(*this, n, n, "V");
+        cusolverDnParams_t params = nullptr;
+        RANDNLA_CUDA(cusolverDnCreateParams(&params));
+        std::unique_ptr<void, void (*)(void*)> guard(params, [](void* p) {
+          cusolverDnDestroyParams(static_cast<cusolverDnParams_t>(p));
+        });
+        std::size_t dev_bytes = 0, host_bytes = 0;
+        RANDNLA_CUDA(cusolverDnXgesvdp_bufferSize(solver_.get(), params, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F,
+                                                  a.data(), a.ld(), CUDA_R_32F, s.data(), CUDA_R_32F, u.data(), u.ld(),
+                                                  CUDA_R_32F, v.data(), n, CUDA_R_32F, &dev_bytes, &host_bytes));
+        auto dev_work = allocate(dev_bytes + 1);
+        std::vector<char> host_work(host_bytes + 1);
+        double err_sigma = 0;
+        RANDNLA_CUDA(cusolverDnXgesvdp(solver_.get(), params, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F, a.data(),
+                                       a.ld(), CUDA_R_32F, s.data(), CUDA_R_32F, u.data(), u.ld(), CUDA_R_32F, v.data(),
+                                       n, CUDA_R_32F, dev_work.get(), dev_bytes, host_work.data(), host_bytes,
+                                       device_info(), &err_sigma));
+        cuda::launch_transpose(v.view(), vt, stream_.get());
+        break;
+      }
     }
     const int info = host_info();
     if (info > 0) throw NumericalBreakdown(std::string(to_string(method)) + " did not converge (info = " + std::to_string(info) + ")");
@@ -297,6 +323,30 @@ class CudaBackend final : public Backend {
     gesvdjInfo_t get() const { return p; }
     gesvdjInfo_t p = nullptr;
   };
+
+  /// LAPACK sgesdd on the host CPU (cuSOLVER has no divide and conquer): for the small factor
+  /// of an RSVD the copies are a few hundred kilobytes.
+  void svd_on_host(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt) {
+    const index_t m = a.rows(), n = a.cols();
+    std::vector<float> ha(static_cast<std::size_t>(m * n)), hs(n), hu(static_cast<std::size_t>(m * n)),
+        hvt(static_cast<std::size_t>(n * n));
+    const MemorySpace H = MemorySpace::Host;
+    copy(MatrixView<const float>(a), MatrixView<float>(ha.data(), m, n, m, H));
+    const int im = static_cast<int>(m), in = static_cast<int>(n);
+    int info = 0, lwork = -1;
+    float query = 0;
+    std::vector<int> iwork(8 * static_cast<std::size_t>(n));
+    sgesdd_("S", &im, &in, ha.data(), &im, hs.data(), hu.data(), &im, hvt.data(), &in, &query, &lwork, iwork.data(), &info);
+    std::vector<float> work(static_cast<std::size_t>(query) + 1);
+    lwork = static_cast<int>(work.size());
+    sgesdd_("S", &im, &in, ha.data(), &im, hs.data(), hu.data(), &im, hvt.data(), &in, work.data(), &lwork,
+            iwork.data(), &info);
+    if (info > 0) throw NumericalBreakdown("gesdd did not converge (info = " + std::to_string(info) + ")");
+    require(info == 0, "gesdd argument", -info, "is invalid");
+    copy(MatrixView<const float>(hs.data(), n, 1, n, H), MatrixView<float>(s.data(), n, 1, n, MemorySpace::Device));
+    copy(MatrixView<const float>(hu.data(), m, n, m, H), u);
+    copy(MatrixView<const float>(hvt.data(), n, n, n, H), vt);
+  }
 
   static int set_device(int device) {
     const int count = cuda_device_count();

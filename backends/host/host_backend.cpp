@@ -242,6 +242,8 @@ class HostBackend final : public Backend {
     float query = 0;
     std::vector<float> work;
     switch (method) {
+      case SvdMethod::Polar:
+        throw UnsupportedConfiguration("the polar-decomposition SVD (cuSOLVER gesvdp) exists only on the GPU");
       case SvdMethod::Gesvd:
         sgesvd_("S", "S", &im, &in, a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &query, &lwork, &info);
         work.resize(static_cast<std::size_t>(query) + 1);

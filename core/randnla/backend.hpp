@@ -32,10 +32,27 @@ struct GemmReport {
 };
 
 /// Small-matrix SVD routine.
-enum class SvdMethod { Gesvd, Gesdd, Jacobi };
+enum class SvdMethod {
+  Gesvd,   ///< QR iteration (LAPACK / cuSOLVER gesvd)
+  Gesdd,   ///< divide and conquer (LAPACK gesdd; the CUDA backend runs it on the host CPU)
+  Jacobi,  ///< one-sided Jacobi (LAPACK gesvj / cuSOLVER gesvdj)
+  Polar    ///< polar decomposition (cuSOLVER Xgesvdp); GPU only
+};
 
 inline const char* to_string(SvdMethod m) {
-  return m == SvdMethod::Gesvd ? "gesvd" : m == SvdMethod::Gesdd ? "gesdd" : "jacobi";
+  switch (m) {
+    case SvdMethod::Gesvd: return "gesvd";
+    case SvdMethod::Gesdd: return "gesdd";
+    case SvdMethod::Jacobi: return "jacobi";
+    default: return "polar";
+  }
+}
+
+/// Parses gesvd | gesdd | jacobi | polar; throws InvalidArgument naming `parameter` otherwise.
+inline SvdMethod parse_svd_method(const std::string& text, const std::string& parameter = "svd") {
+  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar})
+    if (text == to_string(m)) return m;
+  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi or polar");
 }
 
 class Backend {
