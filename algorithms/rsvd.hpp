@@ -27,7 +27,7 @@ struct RsvdOptions {
   std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
   SketchPrecision sketch = SketchPrecision::Auto;
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR2;
-  SvdMethod small_svd = SvdMethod::Gesvd;
+  SvdMethod small_svd = SvdMethod::Auto;
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
 };
 
@@ -64,7 +64,7 @@ struct FixedAccuracyOptions {
   int power_iterations = 0;
   std::uint64_t seed = 42;
   SketchPrecision sketch = SketchPrecision::Auto;
-  SvdMethod small_svd = SvdMethod::Gesvd;
+  SvdMethod small_svd = SvdMethod::Auto;
 };
 
 /// Fixed-accuracy randomized SVD: a blocked range finder grows Q block by block until the

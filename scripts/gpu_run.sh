@@ -6,6 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 quick=${2:-}
+case "$what" in tests|bench|all) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all] [--quick]" >&2; exit 2 ;; esac
 logs=${OUT:-$PWD/gpu-logs}
 mkdir -p "$logs"
 if [ -f .device-carry/bundle.tar.gz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xzf .device-carry/bundle.tar.gz; fi

@@ -267,7 +267,7 @@ class CudaBackend final : public Backend {
     if (n == 0) return;
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
-    switch (method) {
+    switch (method == SvdMethod::Auto ? SvdMethod::Polar : method) {
       case SvdMethod::Gesdd: return svd_on_host(a, s, u, vt);
       case SvdMethod::Gesvd: {
         int lwork = 0;
@@ -289,6 +289,7 @@ class CudaBackend final : public Backend {
         cuda::launch_transpose(v.view(), vt, stream_.get());
         break;
       }
+      case SvdMethod::Auto:
       case SvdMethod::Polar: {
         Matrix<float> v(*this, n, n, "V");
         cusolverDnParams_t params = nullptr;

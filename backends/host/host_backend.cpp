@@ -236,6 +236,7 @@ class HostBackend final : public Backend {
     require_shape(vt, n, n, "VT");
     require(s.rows() * s.cols() == n, "s.size", s.rows() * s.cols(), "must equal A.cols = " + std::to_string(n));
     if (n == 0) return;
+    if (method == SvdMethod::Auto) method = SvdMethod::Gesdd;
     const int im = lapack_int(m, "A.rows"), in = lapack_int(n, "A.cols"), lda = lapack_int(a.ld(), "A.ld");
     const int ldu = lapack_int(u.ld(), "U.ld"), ldvt = lapack_int(vt.ld(), "VT.ld");
     int info = 0, lwork = -1;
@@ -243,6 +244,7 @@ class HostBackend final : public Backend {
     std::vector<float> work;
     switch (method) {
       case SvdMethod::Polar:
+      case SvdMethod::Auto:
         throw UnsupportedConfiguration("the polar-decomposition SVD (cuSOLVER gesvdp) exists only on the GPU");
       case SvdMethod::Gesvd:
         sgesvd_("S", "S", &im, &in, a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &query, &lwork, &info);

@@ -36,7 +36,9 @@ enum class SvdMethod {
   Gesvd,   ///< QR iteration (LAPACK / cuSOLVER gesvd)
   Gesdd,   ///< divide and conquer (LAPACK gesdd; the CUDA backend runs it on the host CPU)
   Jacobi,  ///< one-sided Jacobi (LAPACK gesvj / cuSOLVER gesvdj)
-  Polar    ///< polar decomposition (cuSOLVER Xgesvdp); GPU only
+  Polar,   ///< polar decomposition (cuSOLVER Xgesvdp); GPU only
+  Auto     ///< the fastest measured: gesdd on the host, polar on the GPU (6.3 ms against gesvd's
+           ///< 22-29 ms for 272 x 272 on the H100, perf_tests/results/2026-11-21_h100_cbae752_small_svd)
 };
 
 inline const char* to_string(SvdMethod m) {
@@ -44,15 +46,16 @@ inline const char* to_string(SvdMethod m) {
     case SvdMethod::Gesvd: return "gesvd";
     case SvdMethod::Gesdd: return "gesdd";
     case SvdMethod::Jacobi: return "jacobi";
-    default: return "polar";
+    case SvdMethod::Polar: return "polar";
+    default: return "auto";
   }
 }
 
 /// Parses gesvd | gesdd | jacobi | polar; throws InvalidArgument naming `parameter` otherwise.
 inline SvdMethod parse_svd_method(const std::string& text, const std::string& parameter = "svd") {
-  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar})
+  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar, SvdMethod::Auto})
     if (text == to_string(m)) return m;
-  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi or polar");
+  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi, polar or auto");
 }
 
 class Backend {
