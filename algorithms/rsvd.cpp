@@ -28,18 +28,22 @@ namespace {
 /// Wall-clock milliseconds of the work queued since the last lap, the device synchronised.
 class Stopwatch {
  public:
-  explicit Stopwatch(Backend& b) : b_(b), t_(now()) {}
-  double lap() {
+  using Progress = std::function<void(const std::string&, double)>;
+  Stopwatch(Backend& b, Progress progress = nullptr) : b_(b), progress_(std::move(progress)), t_(now()) {}
+  /// Milliseconds since the last lap, after the device finished; reported as `phase`.
+  double lap(const char* phase = "") {
     b_.synchronize();
     const auto t = now();
     const double ms = std::chrono::duration<double, std::milli>(t - t_).count();
     t_ = t;
+    if (progress_) progress_(phase, ms);
     return ms;
   }
 
  private:
   static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
   Backend& b_;
+  Progress progress_;
   std::chrono::steady_clock::time_point t_;
 };
 
@@ -159,40 +163,40 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   RsvdResult res;
   RsvdReport& rep = res.report;
   rep.backend = b.description();
-  Stopwatch clock(b);
+  Stopwatch clock(b, o.progress);
   check_finite(b, a);
-  rep.ms_check = clock.lap();
+  rep.ms_check = clock.lap("input check");
 
   const index_t l = k + p;
   Products prod(b, o.sketch);
   Matrix<float> y(b, m, l, "Y");
   prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, 0}, l, y, &rep.sketch_kernel);
-  rep.ms_projection += clock.lap();
+  rep.ms_projection += clock.lap("projection");
   rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), o.orthonormalizer)));
-  rep.ms_orthonormalization += clock.lap();
+  rep.ms_orthonormalization += clock.lap("orthonormalisation");
   Matrix<float> z(b, n, l, "Z");
   for (int i = 0; i < o.power_iterations; ++i) {
     prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, z);
-    rep.ms_projection += clock.lap();
+    rep.ms_projection += clock.lap("projection");
     rep.orthonormalizers.push_back(to_string(orthonormalize(b, z.view(), o.orthonormalizer)));
-    rep.ms_orthonormalization += clock.lap();
+    rep.ms_orthonormalization += clock.lap("orthonormalisation");
     prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
-    rep.ms_projection += clock.lap();
+    rep.ms_projection += clock.lap("projection");
     rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), o.orthonormalizer)));
-    rep.ms_orthonormalization += clock.lap();
+    rep.ms_orthonormalization += clock.lap("orthonormalisation");
   }
 
   Matrix<float> bm(b, l, n, "B");
   prod.gemm(Op::T, Op::N, 1.0f, y, a, 0.0f, bm);
-  rep.ms_qt_a = clock.lap();
+  rep.ms_qt_a = clock.lap("Q^T A");
   Matrix<float> uhat, s, v;
   svd_of_wide(b, bm, o.small_svd, uhat, s, v, rep);
-  rep.ms_small_svd = clock.lap();
+  rep.ms_small_svd = clock.lap("small SVD");
   assemble(b, prod, y, uhat, s, v, k, res);
-  rep.ms_u = clock.lap();
+  rep.ms_u = clock.lap("U = Q Uhat");
   if (o.error_probes > 0)
     rep.relative_error_estimate = residual_estimate(b, a, res, o.error_probes, o.seed, b.frobenius_norm(a));
-  rep.ms_error = clock.lap();
+  rep.ms_error = clock.lap("error estimate");
   return res;
 }
 

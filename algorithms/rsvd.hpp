@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct RsvdOptions {
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR2;
   SvdMethod small_svd = SvdMethod::Auto;
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
+  /// Called after each phase with its name and the milliseconds it took (e.g. for progress output).
+  std::function<void(const std::string& phase, double ms)> progress;
 };
 
 /// What ran and how long each phase took (milliseconds, wall clock with the device synchronised).

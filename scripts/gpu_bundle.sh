@@ -12,9 +12,10 @@ rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
 # 1. CUDA backend against Debian's (host) Kokkos.
 cmake -S . -B build-cuda -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-cuda -j "$jobs" --target test_core test_philox test_host_gemm test_orthonormalize test_rsvd \
-  test_gpu bench_gemm bench_rsvd
-cp build-cuda/unit_tests/test_* build-cuda/perf_tests/bench_* "$out/bin-debian/"
-cp build-cuda/cli/randnla "$out/bin-debian/" 2>/dev/null || true
+  test_gpu bench_gemm bench_rsvd randnla_cli
+cp build-cuda/unit_tests/test_* build-cuda/perf_tests/bench_* build-cuda/cli/randnla "$out/bin-debian/"
+# The main job's default input, which the GPU machine does not have.
+mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"
 
 # 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built.
 if [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then

@@ -2,14 +2,37 @@
 # Installs the Debian packages randnla builds and tests with; does nothing when all are present.
 set -euo pipefail
 packages=(cmake g++ make libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev liblapack-dev
-          libgtest-dev libpng-dev dataset-fashion-mnist python3)
+          libgtest-dev libpng-dev zlib1g-dev dataset-fashion-mnist python3 python3-venv clang-14 libclang-rt-14-dev)
+here=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "install_deps: installing ${missing[*]}"
 sudo_cmd=""
 [ "$(id -u)" -ne 0 ] && sudo_cmd=sudo
-$sudo_cmd apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python with numpy and scikit-learn for the tool's tests (the scikit-learn cross-check).
+venv="$here/.venv-test"
+if ! "$venv/bin/python" -c "import numpy, sklearn" 2>/dev/null; then
+  echo "install_deps: creating $venv (numpy, scikit-learn)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1
+fi
+
+# A real photograph for the image-compression example: scikit-image's sample images, taken from
+# Debian's package without installing its Python stack.
+photos="$here/.data/skimage"
+if [ ! -f "$photos/camera.png" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq python3-skimage >/dev/null 2>&1 || { $sudo_cmd apt-get update -qq && apt-get download -qq python3-skimage; })
+  mkdir -p "$photos"
+  dpkg-deb --fsys-tarfile "$tmp"/python3-skimage_*.deb |
+    tar -x -C "$tmp" ./usr/lib/python3/dist-packages/skimage/data/camera.png ./usr/lib/python3/dist-packages/skimage/data/astronaut.png
+  cp "$tmp"/usr/lib/python3/dist-packages/skimage/data/{camera,astronaut}.png "$photos/"
+  rm -rf "$tmp"
+fi

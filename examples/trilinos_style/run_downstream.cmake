@@ -4,7 +4,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WO
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/unit_tests/downstream" -B "${WORK_DIR}/build"
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/trilinos_style" -B "${WORK_DIR}/build"
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_CXX_COMPILER=${CXX} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer failed: ${rc}")

@@ -1,0 +1,116 @@
+// randnla gemm: every GEMM variant on the user's matrices (or random ones): time and relative
+// error against FP64, and what auto chose.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "commands.hpp"
+
+namespace randnla {
+namespace cli {
+namespace {
+
+double relative_error(Backend& b, MatrixView<const float> c, MatrixView<const double> ref) {
+  const index_t n = c.size();
+  std::vector<float> hc(static_cast<std::size_t>(n));
+  std::vector<double> hr(static_cast<std::size_t>(n));
+  b.copy(c, MatrixView<float>(hc.data(), c.rows(), c.cols(), c.rows(), MemorySpace::Host));
+  b.copy(ref, MatrixView<double>(hr.data(), c.rows(), c.cols(), c.rows(), MemorySpace::Host));
+  double num = 0, den = 0;
+  for (index_t i = 0; i < n; ++i) num += (hc[i] - hr[i]) * (hc[i] - hr[i]), den += hr[i] * hr[i];
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+double median_ms(Backend& b, const std::function<void()>& f, int reps) {
+  f();
+  b.synchronize();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    b.synchronize();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::string explain(const GemmReport& r) {
+  if (r.a_format == TensorCore::FP16)
+    return "fp16-TC (A scaled by 2^" + std::to_string(r.a_scale_exponent) + ", B by 2^" +
+           std::to_string(r.b_scale_exponent) + ")";
+  return "tf32-TC (an operand holds Inf/NaN or elements more than 2^38 below its largest)";
+}
+
+}  // namespace
+
+int run_gemm(int argc, char** argv) {
+  Options o;
+  o.option("a", "", "matrix file for A (m x k); random N(0,1) if absent")
+      .option("b", "", "matrix file for B (k x n); random N(0,1) if absent")
+      .option("m", "2048", "rows of random A")
+      .option("n", "2048", "columns of random B")
+      .option("k", "2048", "inner dimension of random A, B")
+      .option("reps", "5", "timed repetitions (median reported)");
+  add_common_options(o, ".");
+  o.parse(argc, argv, 2);
+  if (o.help_requested()) {
+    std::printf("%s", o.usage("gemm", "C = A B with every variant: cuBLAS/host SGEMM, TF32, FP16, SHGEMM, TCEC-SGEMM.").c_str());
+    return 0;
+  }
+  auto b = open_backend(o);
+  auto operand = [&](const char* name, index_t rows, index_t cols, std::uint64_t stream) {
+    if (o.has(name)) return to_backend(*b, load_matrix(o.text(name)));
+    Matrix<float> x(*b, rows, cols, name);
+    b->fill_random(RandomSpec{Distribution::Gaussian, static_cast<std::uint64_t>(o.integer("seed")), stream}, x.view());
+    return x;
+  };
+  const Matrix<float> a = operand("a", o.integer("m"), o.integer("k"), 1);
+  const Matrix<float> bm = operand("b", a.cols(), o.integer("n"), 2);
+  require(bm.rows() == a.cols(), "B.rows", bm.rows(), "must equal A.cols = " + std::to_string(a.cols()));
+  const index_t m = a.rows(), n = bm.cols(), k = a.cols();
+  std::printf("C = A B with m = %lld, n = %lld, k = %lld\n", static_cast<long long>(m), static_cast<long long>(n),
+              static_cast<long long>(k));
+  Matrix<fp16> b16(*b, k, n, "B16");
+  b->convert(bm, b16.view());
+  Matrix<float> b16f(*b, k, n, "B16f");  // B rounded to FP16, as SHGEMM multiplies it
+  {
+    std::vector<fp16> h(static_cast<std::size_t>(k * n));
+    std::vector<float> f(h.size());
+    b->copy(b16.view(), MatrixView<fp16>(h.data(), k, n, k, MemorySpace::Host));
+    for (std::size_t i = 0; i < h.size(); ++i) f[i] = to_float(h[i]);
+    b->copy(MatrixView<const float>(f.data(), k, n, k, MemorySpace::Host), b16f.view());
+  }
+  auto reference = [&](MatrixView<const float> bb) {
+    Matrix<double> ad(*b, m, k), bd(*b, k, n), r(*b, m, n);
+    b->convert(a, ad.view());
+    b->convert(bb, bd.view());
+    b->gemm(Op::N, Op::N, 1.0, ad, bd, 0.0, r);
+    return r;
+  };
+  const Matrix<double> ref = reference(bm), ref16 = reference(b16f);
+  Matrix<float> c(*b, m, n, "C");
+  const int reps = static_cast<int>(o.integer("reps"));
+  std::printf("\n%-24s %10s %10s %12s\n", "variant", "ms", "TFLOP/s", "rel. error");
+  auto run = [&](const std::string& name, const Matrix<double>& r, const std::function<void()>& f) {
+    const double ms = median_ms(*b, f, reps);
+    std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, relative_error(*b, c, r));
+  };
+  run("sgemm fp32", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::FP32); });
+  run("gemm tf32", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::TF32); });
+  run("gemm fp16", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::FP16); });
+  GemmReport rep_sh, rep_tcec;
+  for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32, TensorCore::Auto}) {
+    run(std::string("shgemm ") + to_string(tc) + " (B fp16)", ref16,
+        [&] { b->shgemm(Op::N, Op::N, 1.0f, a, b16, 0.0f, c, tc, tc == TensorCore::Auto ? &rep_sh : nullptr); });
+    run(std::string("tcec ") + to_string(tc), ref,
+        [&] { b->tcec_sgemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, tc, tc == TensorCore::Auto ? &rep_tcec : nullptr); });
+  }
+  std::printf("\nauto chose: shgemm %s; tcec %s\n", explain(rep_sh).c_str(), explain(rep_tcec).c_str());
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace randnla

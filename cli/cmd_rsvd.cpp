@@ -1,0 +1,92 @@
+// randnla rsvd: rank-k (or fixed-accuracy) randomized SVD of a matrix file; writes U, S, V.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "rsvd.hpp"
+
+namespace randnla {
+namespace cli {
+namespace {
+
+void print_report(const RsvdReport& r) {
+  std::printf("sketch: %s\northonormalisers:", r.sketch_kernel.c_str());
+  for (const auto& o : r.orthonormalizers) std::printf(" %s", o.c_str());
+  std::printf("\nphases (ms): check %.2f, projection %.2f, orthonormalisation %.2f, Q^T A %.2f, small SVD %.2f, "
+              "U %.2f; total %.2f\n",
+              r.ms_check, r.ms_projection, r.ms_orthonormalization, r.ms_qt_a, r.ms_small_svd, r.ms_u, r.total_ms());
+}
+
+/// Throws before any work when an output would be overwritten without --force.
+void check_outputs(const std::string& dir, bool force) {
+  for (const char* f : {"U.npy", "S.npy", "V.npy"}) {
+    const std::string path = dir + "/" + f;
+    if (!force && access(path.c_str(), F_OK) == 0)
+      throw InvalidArgument("output", "'" + path + "'", "exists; pass --force to replace it");
+  }
+}
+
+}  // namespace
+
+int run_rsvd(int argc, char** argv) {
+  Options o;
+  o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
+      .option("rank", "", "k, the rank of the approximation (or give --tolerance)")
+      .option("oversampling", "10", "p: the sketch has k + p columns")
+      .option("power-iterations", "0", "q: power iterations (A A^T)^q A")
+      .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
+      .option("orthonormalizer", "cholqr2", "householder | cholqr | cholqr2 | scholqr3")
+      .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | auto")
+      .option("tolerance", "", "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tol ||A||_F")
+      .option("block-size", "32", "fixed-accuracy mode: columns added per step");
+  add_common_options(o, "rsvd-out");
+  o.parse(argc, argv, 2);
+  if (o.help_requested()) {
+    std::printf("%s", o.usage("rsvd", "Randomized SVD A ~ U diag(S) V^T; writes U.npy, S.npy, V.npy (float32).").c_str());
+    return 0;
+  }
+  require(o.has("input"), "--input", "(missing)", "is required");
+  require(o.has("rank") != o.has("tolerance"), "--rank/--tolerance", "both or neither", "give exactly one");
+  const std::string dir = o.text("output");
+  check_outputs(dir, o.has("force"));
+  auto backend = open_backend(o);
+  const io::DenseMatrix host = load_matrix(o.text("input"));
+  const Matrix<float> a = to_backend(*backend, host);
+  Progress progress;
+  RsvdResult r;
+  if (o.has("rank")) {
+    RsvdOptions opt;
+    opt.oversampling = o.integer("oversampling");
+    opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
+    opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
+    opt.sketch = parse_sketch_precision(o.text("sketch"), "--sketch");
+    opt.orthonormalizer = parse_orthonormalizer(o.text("orthonormalizer"), "--orthonormalizer");
+    opt.small_svd = parse_svd_method(o.text("svd"), "--svd");
+    opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
+    r = rsvd(*backend, a, o.integer("rank"), opt);
+  } else {
+    FixedAccuracyOptions opt;
+    opt.tolerance = o.real("tolerance");
+    opt.block_size = o.integer("block-size");
+    opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
+    opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
+    opt.sketch = parse_sketch_precision(o.text("sketch"), "--sketch");
+    opt.small_svd = parse_svd_method(o.text("svd"), "--svd");
+    r = rsvd_fixed_accuracy(*backend, a, opt);
+    std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
+  }
+  print_report(r.report);
+  if (host.rows * host.cols <= (std::int64_t(1) << 28))
+    std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", exact_relative_error(*backend, a, r.U, r.S, r.V));
+  else
+    std::printf("relative error ||A - U S V^T||_F / ||A||_F ~ %.4e (estimated)\n", r.report.relative_error_estimate);
+  make_directory(dir);
+  save_npy(*backend, r.U, dir + "/U.npy", o.has("force"));
+  save_npy(*backend, r.S, dir + "/S.npy", o.has("force"));
+  save_npy(*backend, r.V, dir + "/V.npy", o.has("force"));
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace randnla

@@ -1,0 +1,50 @@
+// The randnla tool's subcommands. Adding one: write `int run_x(int argc, char** argv)` and add a
+// row to the table in main.cpp.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "backends.hpp"
+#include "io/matrix_io.hpp"
+#include "options.hpp"
+#include "randnla/backend.hpp"
+
+namespace randnla {
+namespace cli {
+
+int run_rsvd(int argc, char** argv);
+int run_pca(int argc, char** argv);
+int run_gemm(int argc, char** argv);
+
+/// Options every subcommand has: --backend, --device, --seed, --force, --output.
+void add_common_options(Options& o, const std::string& default_output);
+/// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
+std::unique_ptr<Backend> open_backend(const Options& o);
+
+/// Reads a matrix file, rejecting NaN/Inf with a message naming the file; announces its shape.
+io::DenseMatrix load_matrix(const std::string& path);
+/// Copies a host matrix into the backend's memory.
+Matrix<float> to_backend(Backend& b, const io::DenseMatrix& m);
+/// Writes a backend matrix as FP32 .npy (atomically; --force to replace).
+void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bool force);
+/// Creates the output directory if needed.
+void make_directory(const std::string& dir);
+
+/// ||A - U diag(S) V^T||_F / ||A||_F computed on the backend (needs an m x n buffer).
+double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,
+                            MatrixView<const float> s, MatrixView<const float> v);
+
+/// Prints a progress line for a phase once the run has lasted longer than two seconds.
+class Progress {
+ public:
+  void operator()(const std::string& phase, double ms);
+  double elapsed_s() const;
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace cli
+}  // namespace randnla

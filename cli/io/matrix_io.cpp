@@ -1,0 +1,328 @@
+#include "matrix_io.hpp"
+
+#include <png.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "randnla/error.hpp"
+
+namespace randnla {
+namespace io {
+namespace {
+
+[[noreturn]] void bad(const std::string& name, const std::string& problem) {
+  throw InvalidArgument("file", "'" + name + "'", problem);
+}
+
+std::int64_t checked_elements(std::int64_t rows, std::int64_t cols, const std::string& name) {
+  if (rows < 0 || cols < 0) bad(name, "negative dimension");
+  if (rows > kMaxElements || cols > kMaxElements) bad(name, "dimension too large");
+  if (cols != 0 && rows > kMaxElements / cols) bad(name, "matrix too large (more than 2^32 elements)");
+  return rows * cols;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ---- .npy ---------------------------------------------------------------------------------
+
+std::string npy_field(const std::string& header, const std::string& key, const std::string& name) {
+  const auto k = header.find("'" + key + "'");
+  if (k == std::string::npos) bad(name, "npy header has no '" + key + "'");
+  auto v = header.find(':', k);
+  if (v == std::string::npos) bad(name, "npy header is malformed");
+  ++v;
+  while (v < header.size() && header[v] == ' ') ++v;
+  if (v >= header.size()) bad(name, "npy header is malformed");
+  if (header[v] == '\'') {
+    const auto e = header.find('\'', v + 1);
+    if (e == std::string::npos) bad(name, "npy header is malformed");
+    return header.substr(v + 1, e - v - 1);
+  }
+  if (header[v] == '(') {
+    const auto e = header.find(')', v);
+    if (e == std::string::npos) bad(name, "npy header is malformed");
+    return header.substr(v + 1, e - v - 1);
+  }
+  auto e = header.find_first_of(",}", v);
+  if (e == std::string::npos) bad(name, "npy header is malformed");
+  return header.substr(v, e - v);
+}
+
+std::vector<std::int64_t> npy_shape(const std::string& text, const std::string& name) {
+  std::vector<std::int64_t> dims;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    item.erase(std::remove_if(item.begin(), item.end(), [](unsigned char c) { return std::isspace(c); }), item.end());
+    if (item.empty()) continue;
+    if (item.size() > 12 || !std::all_of(item.begin(), item.end(), [](unsigned char c) { return std::isdigit(c); }))
+      bad(name, "npy shape '" + text + "' is not a tuple of sizes");
+    dims.push_back(std::stoll(item));
+  }
+  return dims;
+}
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files unchanged
+  if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  int err = 0;
+  const char* msg = gzerror(f, &err);
+  gzclose(f);
+  if (n < 0 || (err != Z_OK && err != Z_BUF_ERROR)) bad(path, std::string("read error: ") + (msg ? msg : "unknown"));
+  return out;
+}
+
+DenseMatrix parse_npy(const std::string& bytes, const std::string& name) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) bad(name, "not a .npy file (bad magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::size_t header_len, offset;
+  if (major == 1) {
+    header_len = load<std::uint16_t>(bytes.data() + 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) bad(name, "truncated .npy header");
+    header_len = load<std::uint32_t>(bytes.data() + 8);
+    offset = 12;
+  } else {
+    bad(name, "unsupported .npy version " + std::to_string(major));
+  }
+  if (bytes.size() < offset + header_len) bad(name, "truncated .npy header");
+  const std::string header = bytes.substr(offset, header_len);
+  const std::string descr = npy_field(header, "descr", name);
+  const std::string fortran = npy_field(header, "fortran_order", name);
+  const auto dims = npy_shape(npy_field(header, "shape", name), name);
+  if (dims.empty() || dims.size() > 2) bad(name, "expected a 1-D or 2-D array, got " + std::to_string(dims.size()) + "-D");
+  std::size_t item;
+  if (descr == "<f4") item = 4;
+  else if (descr == "<f8") item = 8;
+  else bad(name, "unsupported dtype '" + descr + "' (float32 or float64, little-endian)");
+  const bool f_order = fortran.find("True") != std::string::npos;
+  DenseMatrix m;
+  m.rows = dims[0];
+  m.cols = dims.size() == 2 ? dims[1] : 1;
+  const std::int64_t count = checked_elements(m.rows, m.cols, name);
+  const std::size_t data_at = offset + header_len;
+  if ((bytes.size() - data_at) / item < static_cast<std::size_t>(count))
+    bad(name, "truncated data: " + std::to_string(count) + " elements expected");
+  m.data.resize(static_cast<std::size_t>(count));
+  const char* p = bytes.data() + data_at;
+  for (std::int64_t e = 0; e < count; ++e) {
+    // Source element e in file order; (i, j) in the matrix.
+    const std::int64_t i = f_order ? e % std::max<std::int64_t>(m.rows, 1) : e / std::max<std::int64_t>(m.cols, 1);
+    const std::int64_t j = f_order ? e / std::max<std::int64_t>(m.rows, 1) : e % std::max<std::int64_t>(m.cols, 1);
+    const float v = item == 4 ? load<float>(p + e * 4) : static_cast<float>(load<double>(p + e * 8));
+    m.data[static_cast<std::size_t>(i + j * m.rows)] = v;
+  }
+  m.source_type = std::string(item == 4 ? "float32" : "float64") + (f_order ? " (Fortran order)" : " (C order)");
+  return m;
+}
+
+DenseMatrix parse_mtx(const std::string& bytes, const std::string& name) {
+  std::istringstream in(bytes);
+  std::string line;
+  if (!std::getline(in, line)) bad(name, "empty file");
+  std::istringstream banner(line);
+  std::string tag, object, format, field, symmetry;
+  banner >> tag >> object >> format >> field >> symmetry;
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+  };
+  if (tag != "%%MatrixMarket" || lower(object) != "matrix") bad(name, "not a Matrix Market matrix (bad banner)");
+  format = lower(format), field = lower(field), symmetry = lower(symmetry);
+  if (format != "array" && format != "coordinate") bad(name, "unknown Matrix Market format '" + format + "'");
+  if (field != "real" && field != "integer" && field != "double" && field != "pattern")
+    bad(name, "unsupported Matrix Market field '" + field + "' (real, integer, pattern)");
+  if (symmetry != "general" && symmetry != "symmetric" && symmetry != "skew-symmetric")
+    bad(name, "unsupported Matrix Market symmetry '" + symmetry + "'");
+  if (format == "array" && field == "pattern") bad(name, "pattern is only valid for coordinate format");
+  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
+  }
+  std::istringstream size_line(line);
+  std::int64_t rows = -1, cols = -1, nnz = -1;
+  size_line >> rows >> cols;
+  if (format == "coordinate") size_line >> nnz;
+  if (size_line.fail() || rows < 0 || cols < 0 || (format == "coordinate" && nnz < 0)) bad(name, "bad size line '" + line + "'");
+  DenseMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  const std::int64_t count = checked_elements(rows, cols, name);
+  // Every entry takes at least two bytes ("0\n"): reject impossible sizes before allocating.
+  const std::int64_t entries = format == "array" ? count : nnz;
+  if (entries > static_cast<std::int64_t>(bytes.size()) / 2) bad(name, "truncated data: " + std::to_string(entries) + " entries announced");
+  m.data.assign(static_cast<std::size_t>(count), 0.0f);
+  const bool sym = symmetry != "general";
+  const float mirror = symmetry == "skew-symmetric" ? -1.0f : 1.0f;
+  if (sym && rows != cols) bad(name, "a symmetric matrix must be square");
+  auto set = [&](std::int64_t i, std::int64_t j, double v) {
+    m.data[static_cast<std::size_t>(i + j * rows)] = static_cast<float>(v);
+    if (sym && i != j) m.data[static_cast<std::size_t>(j + i * rows)] = mirror * static_cast<float>(v);
+  };
+  if (count == 0) {
+    // nothing to read
+  } else if (format == "array") {
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t i = sym ? j : 0; i < rows; ++i) {
+        double v;
+        if (!(in >> v)) bad(name, "truncated data: expected more array entries");
+        set(i, j, v);
+      }
+  } else {
+    for (std::int64_t e = 0; e < nnz; ++e) {
+      std::int64_t i, j;
+      double v = 1.0;
+      if (!(in >> i >> j) || (field != "pattern" && !(in >> v))) bad(name, "truncated data: entry " + std::to_string(e + 1) + " of " + std::to_string(nnz));
+      if (i < 1 || i > rows || j < 1 || j > cols) bad(name, "entry " + std::to_string(e + 1) + " index out of range");
+      set(i - 1, j - 1, v);
+    }
+  }
+  m.source_type = "Matrix Market " + format + " " + field + " " + symmetry;
+  return m;
+}
+
+DenseMatrix parse_idx(const std::string& bytes, const std::string& name) {
+  if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0) bad(name, "not an IDX file (bad magic)");
+  const unsigned type = static_cast<unsigned char>(bytes[2]);
+  const unsigned ndim = static_cast<unsigned char>(bytes[3]);
+  std::size_t item;
+  switch (type) {
+    case 0x08: case 0x09: item = 1; break;
+    case 0x0B: item = 2; break;
+    case 0x0C: case 0x0D: item = 4; break;
+    case 0x0E: item = 8; break;
+    default: bad(name, "unknown IDX element type 0x" + [&] { char b[8]; std::snprintf(b, sizeof b, "%02x", type); return std::string(b); }());
+  }
+  if (ndim == 0) bad(name, "IDX file with no dimensions");
+  if (bytes.size() < 4 + 4 * static_cast<std::size_t>(ndim)) bad(name, "truncated IDX header");
+  std::vector<std::int64_t> dims(ndim);
+  for (unsigned d = 0; d < ndim; ++d) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + 4 + 4 * d);
+    dims[d] = (std::int64_t(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+  }
+  DenseMatrix m;
+  m.rows = dims[0];
+  m.cols = 1;
+  for (unsigned d = 1; d < ndim; ++d) m.cols = checked_elements(m.cols, dims[d], name);
+  const std::int64_t count = checked_elements(m.rows, m.cols, name);
+  const std::size_t data_at = 4 + 4 * static_cast<std::size_t>(ndim);
+  if ((bytes.size() - data_at) / item < static_cast<std::size_t>(count))
+    bad(name, "truncated data: " + std::to_string(count) + " elements expected");
+  m.data.resize(static_cast<std::size_t>(count));
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + data_at);
+  for (std::int64_t e = 0; e < count; ++e) {
+    const unsigned char* q = p + e * item;
+    double v;
+    std::uint64_t be = 0;
+    for (std::size_t b = 0; b < item; ++b) be = (be << 8) | q[b];
+    switch (type) {
+      case 0x08: v = q[0]; break;
+      case 0x09: v = static_cast<std::int8_t>(q[0]); break;
+      case 0x0B: v = static_cast<std::int16_t>(be); break;
+      case 0x0C: v = static_cast<std::int32_t>(be); break;
+      case 0x0D: { std::uint32_t u = static_cast<std::uint32_t>(be); float f; std::memcpy(&f, &u, 4); v = f; break; }
+      default: { double d; std::memcpy(&d, &be, 8); v = d; break; }
+    }
+    const std::int64_t i = e / std::max<std::int64_t>(m.cols, 1), j = e % std::max<std::int64_t>(m.cols, 1);
+    m.data[static_cast<std::size_t>(i + j * m.rows)] = static_cast<float>(v);
+  }
+  m.source_type = "IDX type 0x" + [&] { char b[8]; std::snprintf(b, sizeof b, "%02x", type); return std::string(b); }();
+  return m;
+}
+
+DenseMatrix read_matrix(const std::string& path) {
+  std::string base = path;
+  if (ends_with(base, ".gz")) base.resize(base.size() - 3);
+  const std::string bytes = read_file(path);
+  if (ends_with(base, ".npy")) return parse_npy(bytes, path);
+  if (ends_with(base, ".mtx")) return parse_mtx(bytes, path);
+  if (ends_with(base, ".idx") || ends_with(base, "-ubyte") || base.find("idx") != std::string::npos)
+    return parse_idx(bytes, path);
+  bad(path, "unknown format (use .npy, .mtx or .idx / -ubyte, optionally .gz)");
+}
+
+DenseMatrix read_png_gray(const std::string& path) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) bad(path, std::string("cannot read PNG: ") + image.message);
+  image.format = PNG_FORMAT_GRAY;
+  std::vector<std::uint8_t> pixels(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr))
+    bad(path, std::string("cannot decode PNG: ") + image.message);
+  DenseMatrix m;
+  m.rows = image.height;
+  m.cols = image.width;
+  m.data.resize(pixels.size());
+  for (std::int64_t i = 0; i < m.rows; ++i)
+    for (std::int64_t j = 0; j < m.cols; ++j) m.data[i + j * m.rows] = pixels[i * m.cols + j];
+  m.source_type = "PNG (as 8-bit gray)";
+  return m;
+}
+
+std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
+  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(cols) + "), }";
+  const std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  out.append(reinterpret_cast<const char*>(&len), 2);
+  out += header;
+  out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(rows * cols) * sizeof(float));
+  return out;
+}
+
+std::string png_bytes(const std::vector<std::uint8_t>& pixels, int width, int height, int channels) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&image, nullptr, &size, 0, pixels.data(), 0, nullptr))
+    throw Error(std::string("PNG encoding failed: ") + image.message);
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&image, out.data(), &size, 0, pixels.data(), 0, nullptr))
+    throw Error(std::string("PNG encoding failed: ") + image.message);
+  out.resize(size);
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes, bool force) {
+  if (!force && access(path.c_str(), F_OK) == 0)
+    throw InvalidArgument("output", "'" + path + "'", "exists; pass --force to replace it");
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw InvalidArgument("output", "'" + path + "'", std::string("cannot be written: ") + std::strerror(errno));
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InvalidArgument("output", "'" + path + "'", std::string("write failed: ") + std::strerror(errno));
+  }
+}
+
+}  // namespace io
+}  // namespace randnla

@@ -1,0 +1,82 @@
+"""The randnla tool on bad input: a one-line error naming the file and the problem, a non-zero
+exit status, no partial output, and no overwrite without --force. Usage: test_cli.py RANDNLA"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOOL = sys.argv[1]
+failures = []
+checks = 0
+
+
+def run(*args):
+    p = subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect_error(label, args, *needles, outdir=None):
+    global checks
+    checks += 1
+    code, out, err = run(*args)
+    lines = [l for l in err.splitlines() if l.strip()]
+    ok = code != 0 and len(lines) == 1 and all(n in lines[0] for n in needles)
+    if outdir is not None and os.path.isdir(outdir):
+        ok = ok and not os.listdir(outdir)  # nothing partial left behind
+    print(("PASS " if ok else "FAIL ") + label + ": exit %d, stderr %r" % (code, err.strip()))
+    if not ok:
+        failures.append(label)
+
+
+with tempfile.TemporaryDirectory() as d:
+    rng = np.random.default_rng(1)
+    good = os.path.join(d, "a.npy")
+    np.save(good, rng.standard_normal((60, 40)).astype(np.float32))
+    truncated = os.path.join(d, "trunc.npy")
+    open(truncated, "wb").write(open(good, "rb").read()[:-10])
+    ints = os.path.join(d, "ints.npy")
+    np.save(ints, np.arange(12, dtype=np.int32).reshape(3, 4))
+    nan = os.path.join(d, "nan.npy")
+    x = rng.standard_normal((20, 10))
+    x[3, 4] = np.nan
+    np.save(nan, x)
+    wrong = os.path.join(d, "wrong.npy")
+    open(wrong, "wb").write(b"PK\x03\x04 not a numpy file")
+    b_bad = os.path.join(d, "b.npy")
+    np.save(b_bad, rng.standard_normal((7, 5)).astype(np.float32))
+    out = os.path.join(d, "out")
+    os.mkdir(out)
+
+    expect_error("missing file", ["rsvd", "--input", os.path.join(d, "none.npy"), "--rank", "3", "--output", out],
+                 "none.npy", "cannot open", outdir=out)
+    expect_error("wrong magic", ["rsvd", "--input", wrong, "--rank", "3", "--output", out], "wrong.npy", "bad magic", outdir=out)
+    expect_error("truncated", ["rsvd", "--input", truncated, "--rank", "3", "--output", out], "trunc.npy", "truncated", outdir=out)
+    expect_error("dtype", ["rsvd", "--input", ints, "--rank", "1", "--output", out], "ints.npy", "unsupported dtype", outdir=out)
+    expect_error("NaN", ["rsvd", "--input", nan, "--rank", "2", "--output", out], "nan.npy", "NaN/Inf", outdir=out)
+    expect_error("rank", ["rsvd", "--input", good, "--rank", "35", "--output", out], "k + oversampling", outdir=out)
+    expect_error("shape", ["gemm", "--a", good, "--b", b_bad, "--backend", "host"], "B.rows", "must equal A.cols")
+    expect_error("unknown option", ["rsvd", "--input", good, "--rnak", "3"], "--rnak")
+    expect_error("backend", ["rsvd", "--input", good, "--rank", "3", "--backend", "gpu"], "--backend = gpu")
+
+    checks += 3  # good run, --force replaces, no temporary files left
+    code, _, err = run("rsvd", "--input", good, "--rank", "3", "--output", out, "--backend", "host")
+    print(("PASS" if code == 0 else "FAIL") + " good run: exit %d %s" % (code, err.strip()))
+    if code != 0:
+        failures.append("good run")
+    before = open(os.path.join(out, "U.npy"), "rb").read()
+    expect_error("no overwrite", ["rsvd", "--input", good, "--rank", "4", "--output", out, "--backend", "host"],
+                 "U.npy", "--force")
+    if open(os.path.join(out, "U.npy"), "rb").read() != before:
+        failures.append("U.npy changed without --force")
+    code, _, _ = run("rsvd", "--input", good, "--rank", "4", "--output", out, "--backend", "host", "--force")
+    u = np.load(os.path.join(out, "U.npy"))
+    if code != 0 or u.shape != (60, 4):
+        failures.append("--force did not replace the output")
+    leftovers = [f for f in os.listdir(out) if ".tmp-" in f]
+    if leftovers:
+        failures.append("temporary files left: %s" % leftovers)
+
+print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+sys.exit(1 if failures else 0)
