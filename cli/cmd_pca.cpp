@@ -131,7 +131,9 @@ int run_pca(int argc, char** argv) {
     std::printf("wrote %s/components.png (leading %lld components, gray = 0)\n", dir.c_str(), static_cast<long long>(k));
   }
   std::vector<double> head(exact.begin(), exact.begin() + std::min<std::size_t>(exact.size(), 4 * k));
-  const Picture plot = log_plot({Series{head, 40, 80, 200, false}, Series{std::vector<double>(s.begin(), s.end()), 220, 40, 40, true}}, 720, 420);
+  const Picture plot = log_plot({Series{head, 40, 80, 200, false, "exact"},
+                                 Series{std::vector<double>(s.begin(), s.end()), 220, 40, 40, true, "randomized"}},
+                                "singular values", 720, 420);
   io::write_file_atomically(dir + "/singular_values.png", io::png_bytes(plot.pixels, plot.width, plot.height, 3), o.has("force"));
   std::printf("wrote %s/singular_values.png (log scale: exact blue line, randomized red dots)\n", dir.c_str());
   return 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace randnla {
@@ -16,13 +17,15 @@ struct Picture {
 /// `grid_cols` columns, each scaled symmetrically around mid-gray and enlarged `zoom` times.
 Picture image_grid(const float* columns, int h, int w, int count, int grid_cols, int zoom);
 
-/// Log-scale plot of positive series (x = index from 1) on white: each series a colour (RGB).
+/// Log-scale plot of positive series (x = index from 1) on white, each series in its colour,
+/// with decade labels, a title and a legend.
 struct Series {
   std::vector<double> y;
   std::uint8_t r, g, b;
-  bool dots;  ///< dots instead of a line
+  bool dots;          ///< dots instead of a line
+  std::string label;  ///< legend text: digits, '-' and lower-case letters
 };
-Picture log_plot(const std::vector<Series>& series, int width, int height);
+Picture log_plot(const std::vector<Series>& series, const std::string& title, int width, int height);
 
 }  // namespace cli
 }  // namespace randnla
