@@ -66,6 +66,8 @@ class Products {
         *kernel = std::string("shgemm ") + to_string(r.a_format) + "-TC";
         if (r.a_format == TensorCore::FP16 && r.a_scale_exponent != 0)
           *kernel += " (A scaled by 2^" + std::to_string(r.a_scale_exponent) + ")";
+        if (r.a_format == TensorCore::TF32 && s_ != SketchPrecision::ShgemmTF32)
+          *kernel += " (auto: A holds Inf/NaN or elements more than 2^38 below its largest, beyond FP16's range)";
       }
     } else {
       Matrix<float> omega(b_, a.cols(), l, "Omega");
