@@ -101,6 +101,17 @@ TEST(HostGemmCheck, AlphaBetaOddShapesAndReport) {
                InvalidArgument);
 }
 
+TEST(HostGemmCheck, Fp16BaselineFallsBackInsteadOfOverflowing) {
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(16, 16, Elements::Normal, 3), bm = test::random_matrix(16, 16, Elements::Normal, 4);
+  a(1, 2) = 1e6f;  // beyond FP16's 65504
+  test::HostMatrix<float> c(16, 16);
+  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), GemmPrecision::FP16);
+  const auto ref = test::reference_gemm(Op::N, Op::N, a, bm);
+  for (float v : c.data) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_LT(test::relative_error(c, ref), 1e-3);
+}
+
 TEST(HostGemmCheck, NonFiniteInputPropagatesAndChoosesTf32) {
   auto b = make_backend(BackendKind::Host);
   auto a = test::random_matrix(8, 8, Elements::Normal, 3), bm = test::random_matrix(8, 8, Elements::Normal, 4);

@@ -177,6 +177,9 @@ class CudaBackend final : public Backend {
     gemm_checks(ta, tb, a, b, c);
     if (c.empty()) return;
     const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
+    if (precision == GemmPrecision::FP16 && !(fits_fp16_unscaled(exponent_histogram(a)) &&
+                                              fits_fp16_unscaled(exponent_histogram(b))))
+      precision = GemmPrecision::TF32;  // FP16 would overflow: never return Inf for finite input
     if (precision == GemmPrecision::FP16) {
       Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
       cuda::launch_convert(a, ah.view(), stream_.get());

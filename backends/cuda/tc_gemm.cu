@@ -10,6 +10,8 @@
 //   C = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * C.
 // The Tensor Core's own accumulation truncates; adding each block's hi*hi sum outside it keeps
 // that truncation from accumulating over K.
+// Block tile 128 x 64 x 32, eight warps of 32 x 32, a three-stage cp.async pipeline into padded
+// shared memory, FP16 fragments through ldmatrix.x4, TF32 fragments through 32-bit loads.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -31,7 +33,7 @@ struct DevicePlan {
   int scale_b;
 };
 
-constexpr int BM = 128, BN = 64, BK = 32, kWarps = 8, kThreadsGemm = kWarps * 32;
+constexpr int BM = 128, BN = 64, BK = 32, kWarps = 8, kThreadsGemm = kWarps * 32, kStages = 3;
 
 template <class T>
 struct TcTraits;
@@ -69,6 +71,14 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// Four 8x8 FP16 matrices from shared memory; lane l gives the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const __half* row) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
 /// A fragment register: two consecutive FP16 (one word) or one TF32 word from shared memory.
 template <class T>
 __device__ __forceinline__ std::uint32_t frag_word(const T* row, int col) {
@@ -93,7 +103,7 @@ struct Tile {
   static constexpr int kRow = BK + TcTraits<T>::kPad;
   static constexpr int kARows = BM * (A_LO ? 2 : 1), kBRows = BN * (B_LO ? 2 : 1);
   static constexpr std::size_t kStageElems = static_cast<std::size_t>(kARows + kBRows) * kRow;
-  static constexpr std::size_t kSmemBytes = 2 * kStageElems * sizeof(T);
+  static constexpr std::size_t kSmemBytes = kStages * kStageElems * sizeof(T);
 };
 
 /// Loads rows [row0, row0 + rows) x [k0, k0 + BK) of a packed operand into shared memory.
@@ -107,8 +117,56 @@ __device__ __forceinline__ void load_rows(T* smem, const T* g, index_t row0, ind
   }
 }
 
+/// The warp's A (two m16 tiles) and B (four n8 tiles) fragments of k-step ks, hi and lo parts.
+/// FP16: ldmatrix.x4 (A: rows 0-15 x k 0-15 of a tile; B: two n8 tiles x k 0-15).
+/// TF32: 32-bit loads, a0..a3 = (g, t) (g+8, t) (g, t+4) (g+8, t+4), b0/b1 = (k t | t+4, n g).
 template <class T, bool A_LO, bool B_LO>
-__global__ void __launch_bounds__(kThreadsGemm) tc_gemm_kernel(GemmArgs args, int fp16_path) {
+__device__ __forceinline__ void load_fragments(const T* sa, const T* sa_lo, const T* sb, const T* sb_lo, int wm, int wn,
+                                               int ks, int lane, std::uint32_t (&ah)[2][4], std::uint32_t (&al)[2][4],
+                                               std::uint32_t (&bh)[4][2], std::uint32_t (&bl)[4][2]) {
+  constexpr int kRow = BK + TcTraits<T>::kPad;
+  if constexpr (sizeof(T) == 2) {
+    const int a_row = lane % 16, a_col = ks + (lane / 16) * 8;
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+      ldmatrix_x4(ah[mt], sa + (wm + mt * 16 + a_row) * kRow + a_col);
+      if (A_LO) ldmatrix_x4(al[mt], sa_lo + (wm + mt * 16 + a_row) * kRow + a_col);
+    }
+    const int b_row = (lane / 16) * 8 + lane % 8, b_col = ks + ((lane / 8) % 2) * 8;
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair) {
+      std::uint32_t r[4];
+      ldmatrix_x4(r, sb + (wn + pair * 16 + b_row) * kRow + b_col);
+      bh[2 * pair][0] = r[0], bh[2 * pair][1] = r[1], bh[2 * pair + 1][0] = r[2], bh[2 * pair + 1][1] = r[3];
+      if (B_LO) {
+        ldmatrix_x4(r, sb_lo + (wn + pair * 16 + b_row) * kRow + b_col);
+        bl[2 * pair][0] = r[0], bl[2 * pair][1] = r[1], bl[2 * pair + 1][0] = r[2], bl[2 * pair + 1][1] = r[3];
+      }
+    }
+  } else {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int rr = wm + mt * 16 + g + (q & 1) * 8, cc = ks + t + (q >> 1) * 4;
+        ah[mt][q] = frag_word(sa + rr * kRow, cc);
+        if (A_LO) al[mt][q] = frag_word(sa_lo + rr * kRow, cc);
+      }
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        bh[nt][q] = frag_word(sb + (wn + nt * 8 + g) * kRow, ks + t + q * 4);
+        if (B_LO) bl[nt][q] = frag_word(sb_lo + (wn + nt * 8 + g) * kRow, ks + t + q * 4);
+      }
+  }
+}
+
+// Two blocks per SM where 128 registers hold the FP16 kernel without spills (the compiler's report:
+// SHGEMM and TCEC do, the A-FP16 mirror does not).
+template <class T, bool A_LO, bool B_LO>
+__global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) tc_gemm_kernel(GemmArgs args, int fp16_path) {
   if (args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
   using Tl = Tile<T, A_LO, B_LO>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -134,16 +192,19 @@ __global__ void __launch_bounds__(kThreadsGemm) tc_gemm_kernel(GemmArgs args, in
   };
 
   const index_t nk = args.kp / BK;
-  load_stage(0, 0);
+  // kStages-deep cp.async pipeline: stage kb % kStages is computed while the next ones load.
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < nk) load_stage(s, s * BK);
+    else cp_async_commit();
+  }
   for (index_t kb = 0; kb < nk; ++kb) {
-    if (kb + 1 < nk) {
-      load_stage(static_cast<int>((kb + 1) & 1), (kb + 1) * BK);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    const T* sa = stage_ptr(static_cast<int>(kb & 1));
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage kb has landed, and every warp is done with stage kb - 1
+    if (kb + kStages - 1 < nk)
+      load_stage(static_cast<int>((kb + kStages - 1) % kStages), (kb + kStages - 1) * BK);
+    else
+      cp_async_commit();
+    const T* sa = stage_ptr(static_cast<int>(kb % kStages));
     const T* sa_lo = sa + BM * Tl::kRow;
     const T* sb = sa + Tl::kARows * Tl::kRow;
     const T* sb_lo = sb + BN * Tl::kRow;
@@ -151,30 +212,7 @@ __global__ void __launch_bounds__(kThreadsGemm) tc_gemm_kernel(GemmArgs args, in
 #pragma unroll
     for (int ks = 0; ks < BK; ks += TcTraits<T>::kStep) {
       std::uint32_t ah[2][4], al[2][4], bh[4][2], bl[4][2];
-      // A (row-major m16 x k): fp16 a0..a3 = (g, 2t) (g+8, 2t) (g, 2t+8) (g+8, 2t+8);
-      //                        tf32 a0..a3 = (g, t)  (g+8, t)  (g, t+4)  (g+8, t+4).
-      constexpr int kHalf = TcTraits<T>::kStep / 2;
-      const int kc = sizeof(T) == 2 ? 2 * t : t;
-#pragma unroll
-      for (int mt = 0; mt < 2; ++mt) {
-        const int r = wm + mt * 16 + g;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int rr = r + (q & 1) * 8, cc = ks + kc + (q >> 1) * kHalf;
-          ah[mt][q] = frag_word(sa + rr * Tl::kRow, cc);
-          if (A_LO) al[mt][q] = frag_word(sa_lo + rr * Tl::kRow, cc);
-        }
-      }
-      // B (k x n8, column-major = our N x K rows): b0 = (k 2t | t, n g), b1 = (k 2t+8 | t+4, n g).
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        const int r = wn + nt * 8 + g;
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          bh[nt][q] = frag_word(sb + r * Tl::kRow, ks + kc + q * kHalf);
-          if (B_LO) bl[nt][q] = frag_word(sb_lo + r * Tl::kRow, ks + kc + q * kHalf);
-        }
-      }
+      load_fragments<T, A_LO, B_LO>(sa, sa_lo, sb, sb_lo, wm, wn, ks, lane, ah, al, bh, bl);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -190,7 +228,6 @@ __global__ void __launch_bounds__(kThreadsGemm) tc_gemm_kernel(GemmArgs args, in
       for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
         for (int q = 0; q < 4; ++q) acc[mt][nt][q] = __fadd_rn(acc[mt][nt][q], block[mt][nt][q]);
-    __syncthreads();
   }
 
   const float unscale = fp16_path ? exp2i(-args.plan->scale_a) * exp2i(-args.plan->scale_b) : 1.0f;

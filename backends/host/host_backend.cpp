@@ -152,6 +152,9 @@ class HostBackend final : public Backend {
     host_only(c, "C");
     check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
     if (precision == GemmPrecision::FP32) return blas_gemm(ta, tb, alpha, a, b, beta, c);
+    if (precision == GemmPrecision::FP16 && !(fits_fp16_unscaled(exponent_histogram(a)) &&
+                                              fits_fp16_unscaled(exponent_histogram(b))))
+      precision = GemmPrecision::TF32;  // FP16 would overflow: never return Inf for finite input
     const auto round = precision == GemmPrecision::TF32 ? [](float v) { return round_to_tf32(v); }
                                                          : [](float v) { return to_float(to_fp16(v)); };
     Matrix<float> ar(*this, a.rows(), a.cols(), "A"), br(*this, b.rows(), b.cols(), "B");

@@ -20,7 +20,9 @@ enum class Op { N, T };
 enum class GemmPrecision {
   FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
   TF32,  ///< operands rounded to TF32, FP32 accumulation (cuBLAS TF32 Tensor Core mode)
-  FP16   ///< operands rounded to FP16, FP32 accumulation (cuBLAS GemmEx FP16 -> FP32)
+  FP16   ///< operands rounded to FP16, FP32 accumulation (cuBLAS GemmEx FP16 -> FP32); when an
+         ///< operand has entries with |x| >= 2^15, which FP16 could not hold, it runs as TF32
+         ///< instead of returning Inf
 };
 
 /// Which Tensor Core format a mixed-precision product actually used (filled when asked for).

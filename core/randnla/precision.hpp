@@ -133,6 +133,12 @@ struct ExponentHistogram {
 
 RANDNLA_HD int biased_exponent(float x) { return static_cast<int>((exact::bits_of(x) >> 23) & 0xffu); }
 
+/// True when rounding every finite element to FP16 cannot overflow: none has |x| >= 2^15
+/// (a conservative bound; FP16's largest is 65504). Inf and NaN pass through unchanged.
+RANDNLA_HD bool fits_fp16_unscaled(const ExponentHistogram& h) {
+  return h.count_below(kExponentBins - 1) - h.count_below(127 + 15) == 0;
+}
+
 /// FP16 scaling moves the largest element's exponent to this (|x| < 2^15 <= 65504 after scaling).
 constexpr int kFp16TargetExponent = 14;
 /// After scaling, an element below 2^(kFp16TargetExponent - kFp16Span) = 2^-24 is an FP16
