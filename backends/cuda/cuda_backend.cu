@@ -29,16 +29,6 @@ namespace {
 using cuda::TcOperand;
 
 cublasOperation_t cublas_op(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
-index_t op_rows(Op op, index_t r, index_t c) { return op == Op::N ? r : c; }
-index_t op_cols(Op op, index_t r, index_t c) { return op == Op::N ? c : r; }
-
-void check_gemm_shapes(Op ta, Op tb, index_t am, index_t an, index_t bm, index_t bn, index_t cm, index_t cn) {
-  const index_t m = op_rows(ta, am, an), k = op_cols(ta, am, an);
-  require(op_rows(tb, bm, bn) == k, "B.rows (after op)", op_rows(tb, bm, bn), "must equal op(A).cols = " + std::to_string(k));
-  require(cm == m, "C.rows", cm, "must equal op(A).rows = " + std::to_string(m));
-  require(cn == op_cols(tb, bm, bn), "C.cols", cn, "must equal op(B).cols = " + std::to_string(op_cols(tb, bm, bn)));
-}
-
 int blas_int(index_t v, const char* name) {
   require(v <= 0x7fffffff, name, v, "must fit cuBLAS/cuSOLVER's 32-bit integers");
   return static_cast<int>(v);
@@ -373,7 +363,7 @@ class CudaBackend final : public Backend {
     device_only(a, "A");
     device_only(b, "B");
     device_only(c, "C");
-    check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
+    require_gemm_shapes(ta, tb, a, b, c);
   }
   template <class T>
   static TcOperand operand(const MatrixView<T>& v, Op op, bool fp16) {

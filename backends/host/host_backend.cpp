@@ -35,22 +35,11 @@ void for_each_element(index_t rows, index_t cols, const F& f) {
       });
 }
 
-index_t op_rows(Op op, index_t rows, index_t cols) { return op == Op::N ? rows : cols; }
-index_t op_cols(Op op, index_t rows, index_t cols) { return op == Op::N ? cols : rows; }
 const char* blas_op(Op op) { return op == Op::N ? "N" : "T"; }
 
 int lapack_int(index_t v, const char* name) {
   require(v <= std::numeric_limits<int>::max(), name, v, "must fit LAPACK's 32-bit integers");
   return static_cast<int>(v);
-}
-
-/// The shapes of C := op(A) op(B) must agree; throws naming the mismatch.
-void check_gemm_shapes(Op ta, Op tb, index_t am, index_t an, index_t bm, index_t bn, index_t cm, index_t cn) {
-  const index_t m = op_rows(ta, am, an), k = op_cols(ta, am, an);
-  require(op_rows(tb, bm, bn) == k, "B.rows (after op)", op_rows(tb, bm, bn), "must equal op(A).cols = " +
-                                                                               std::to_string(k));
-  require(cm == m, "C.rows", cm, "must equal op(A).rows = " + std::to_string(m));
-  require(cn == op_cols(tb, bm, bn), "C.cols", cn, "must equal op(B).cols = " + std::to_string(op_cols(tb, bm, bn)));
 }
 
 class HostBackend final : public Backend {
@@ -141,7 +130,7 @@ class HostBackend final : public Backend {
     host_only(a, "A");
     host_only(b, "B");
     host_only(c, "C");
-    check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
+    require_gemm_shapes(ta, tb, a, b, c);
     blas_gemm(ta, tb, alpha, a, b, beta, c);
   }
 
@@ -150,7 +139,7 @@ class HostBackend final : public Backend {
     host_only(a, "A");
     host_only(b, "B");
     host_only(c, "C");
-    check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
+    require_gemm_shapes(ta, tb, a, b, c);
     if (precision == GemmPrecision::FP32) return blas_gemm(ta, tb, alpha, a, b, beta, c);
     if (precision == GemmPrecision::FP16 && !(fits_fp16_unscaled(exponent_histogram(a)) &&
                                               fits_fp16_unscaled(exponent_histogram(b))))
@@ -345,7 +334,7 @@ class HostBackend final : public Backend {
     host_only(a, "A");
     host_only(b, "B");
     host_only(c, "C");
-    check_gemm_shapes(ta, tb, a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols());
+    require_gemm_shapes(ta, tb, a, b, c);
     OperandPlan pa = split_a ? plan_operand(exponent_histogram(a), tc) : OperandPlan{true, 0};
     OperandPlan pb = split_b ? plan_operand(exponent_histogram(b), tc) : OperandPlan{true, 0};
     if (!pa.use_fp16 || !pb.use_fp16) pa = pb = OperandPlan{};  // one Tensor Core format per product

@@ -16,6 +16,20 @@ namespace randnla {
 /// op(X) = X or X^T, as BLAS's transa/transb.
 enum class Op { N, T };
 
+/// Rows and columns of op(X) for X stored rows x cols.
+inline index_t op_rows(Op op, index_t rows, index_t cols) { return op == Op::N ? rows : cols; }
+inline index_t op_cols(Op op, index_t rows, index_t cols) { return op == Op::N ? cols : rows; }
+
+/// Throws InvalidArgument unless C (m x n) = op(A) op(B) is well formed.
+template <class A, class B, class C>
+void require_gemm_shapes(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) {
+  const index_t m = op_rows(ta, a.rows(), a.cols()), k = op_cols(ta, a.rows(), a.cols());
+  const index_t kb = op_rows(tb, b.rows(), b.cols()), n = op_cols(tb, b.rows(), b.cols());
+  require(kb == k, "B.rows (after op)", kb, "must equal op(A).cols = " + std::to_string(k));
+  require(c.rows() == m, "C.rows", c.rows(), "must equal op(A).rows = " + std::to_string(m));
+  require(c.cols() == n, "C.cols", c.cols(), "must equal op(B).cols = " + std::to_string(n));
+}
+
 /// The baseline GEMMs the mixed-precision kernels are compared with.
 enum class GemmPrecision {
   FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
