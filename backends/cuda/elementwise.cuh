@@ -15,8 +15,6 @@ void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t
 void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s);
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
-void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
-void launch_round_tf32(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
 void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s);
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);
