@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "commands.hpp"
+#include "randnla/timing.hpp"
 
 namespace randnla {
 namespace cli {
@@ -21,20 +22,6 @@ double relative_error(Backend& b, MatrixView<const float> c, MatrixView<const do
   double num = 0, den = 0;
   for (index_t i = 0; i < n; ++i) num += (hc[i] - hr[i]) * (hc[i] - hr[i]), den += hr[i] * hr[i];
   return std::sqrt(num / std::max(den, 1e-300));
-}
-
-double median_ms(Backend& b, const std::function<void()>& f, int reps) {
-  f();
-  b.synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    b.synchronize();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 std::string explain(const GemmReport& r) {
@@ -95,7 +82,7 @@ int run_gemm(int argc, char** argv) {
   const int reps = static_cast<int>(o.integer("reps"));
   std::printf("\n%-24s %10s %10s %12s\n", "variant", "ms", "TFLOP/s", "rel. error");
   auto run = [&](const std::string& name, const Matrix<double>& r, const std::function<void()>& f) {
-    const double ms = median_ms(*b, f, reps);
+    const double ms = median_ms(*b, f, reps, 1);
     std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, relative_error(*b, c, r));
   };
   run("sgemm fp32", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::FP32); });
