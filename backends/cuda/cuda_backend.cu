@@ -124,7 +124,7 @@ class CudaBackend final : public Backend {
   }
   void add_to_diagonal(MatrixView<double> g, double shift) override {
     device_only(g, "G");
-    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    require_square(g, "G");
     cuda::launch_add_to_diagonal(g, shift, stream_.get());
   }
 
@@ -222,7 +222,7 @@ class CudaBackend final : public Backend {
 
   int cholesky_upper(MatrixView<double> g) override {
     device_only(g, "G");
-    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    require_square(g, "G");
     if (g.rows() == 0) return 0;
     const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld");
     int lwork = 0;
@@ -238,9 +238,7 @@ class CudaBackend final : public Backend {
   void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) override {
     device_only(r, "R");
     device_only(y, "Y");
-    require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape",
-            std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
-            "must be square with the order of Y.cols = " + std::to_string(y.cols()));
+    require_right_solve_shapes(r, y);
     if (y.empty()) return;
     const double one = 1.0;
     RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
@@ -253,10 +251,7 @@ class CudaBackend final : public Backend {
     for (auto* v : {&a, &u, &vt}) device_only(*v, "A");
     device_only(s, "s");
     const index_t m = a.rows(), n = a.cols();
-    require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n) + " (transpose a wide matrix first)");
-    require_shape(u, m, n, "U");
-    require_shape(vt, n, n, "VT");
-    require(s.size() == n, "s.size", s.size(), "must equal A.cols = " + std::to_string(n));
+    require_svd_shapes(a, s, u, vt);
     if (n == 0) return;
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");

@@ -99,7 +99,7 @@ class HostBackend final : public Backend {
 
   void add_to_diagonal(MatrixView<double> g, double shift) override {
     host_only(g, "G");
-    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    require_square(g, "G");
     for (index_t i = 0; i < g.rows(); ++i) g(i, i) += shift;
   }
 
@@ -196,7 +196,7 @@ class HostBackend final : public Backend {
 
   int cholesky_upper(MatrixView<double> g) override {
     host_only(g, "G");
-    require(g.rows() == g.cols(), "G.rows", g.rows(), "must equal G.cols = " + std::to_string(g.cols()));
+    require_square(g, "G");
     const int n = lapack_int(g.rows(), "G.rows"), lda = lapack_int(g.ld(), "G.ld");
     int info = 0;
     dpotrf_("U", &n, g.data(), &lda, &info);
@@ -209,9 +209,7 @@ class HostBackend final : public Backend {
   void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) override {
     host_only(r, "R");
     host_only(y, "Y");
-    require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape",
-            std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
-            "must be square with the order of Y.cols = " + std::to_string(y.cols()));
+    require_right_solve_shapes(r, y);
     const int m = lapack_int(y.rows(), "Y.rows"), n = lapack_int(y.cols(), "Y.cols");
     const int lda = lapack_int(r.ld(), "R.ld"), ldb = lapack_int(y.ld(), "Y.ld");
     const double one = 1.0;
@@ -223,10 +221,7 @@ class HostBackend final : public Backend {
     for (auto* v : {&a, &u, &vt}) host_only(*v, "A");
     host_only(s, "s");
     const index_t m = a.rows(), n = a.cols();
-    require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n) + " (transpose a wide matrix first)");
-    require_shape(u, m, n, "U");
-    require_shape(vt, n, n, "VT");
-    require(s.rows() * s.cols() == n, "s.size", s.rows() * s.cols(), "must equal A.cols = " + std::to_string(n));
+    require_svd_shapes(a, s, u, vt);
     if (n == 0) return;
     if (method == SvdMethod::Auto) method = SvdMethod::Gesdd;
     const int im = lapack_int(m, "A.rows"), in = lapack_int(n, "A.cols"), lda = lapack_int(a.ld(), "A.ld");

@@ -30,6 +30,30 @@ void require_gemm_shapes(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<
   require(c.cols() == n, "C.cols", c.cols(), "must equal op(B).cols = " + std::to_string(n));
 }
 
+/// Throws InvalidArgument unless G is square.
+template <class T>
+void require_square(const MatrixView<T>& g, const std::string& name) {
+  require(g.rows() == g.cols(), name + ".rows", g.rows(), "must equal " + name + ".cols = " + std::to_string(g.cols()));
+}
+
+/// Throws InvalidArgument unless Y * R^{-1} is well formed: R square of order Y.cols.
+template <class R, class Y>
+void require_right_solve_shapes(const MatrixView<R>& r, const MatrixView<Y>& y) {
+  require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape", std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
+          "must be square with the order of Y.cols = " + std::to_string(y.cols()));
+}
+
+/// Throws InvalidArgument unless the thin SVD A (m x n, m >= n) = U diag(s) VT is well formed.
+template <class T>
+void require_svd_shapes(const MatrixView<T>& a, const MatrixView<T>& s, const MatrixView<T>& u,
+                        const MatrixView<T>& vt) {
+  const index_t m = a.rows(), n = a.cols();
+  require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n) + " (transpose a wide matrix first)");
+  require_shape(u, m, n, "U");
+  require_shape(vt, n, n, "VT");
+  require(s.size() == n, "s.size", s.size(), "must equal A.cols = " + std::to_string(n));
+}
+
 /// The baseline GEMMs the mixed-precision kernels are compared with.
 enum class GemmPrecision {
   FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
