@@ -3,7 +3,9 @@
 #  1. host + CUDA backend against Debian's Kokkos: all tests run;
 #  2. CUDA backend against a CUDA-enabled Kokkos built from Debian's source (scripts/build_kokkos_cuda.sh):
 #     compiled and linked in full; its tests need a GPU to initialise Kokkos, so they run on the H100
-#     (scripts/gpu_run.sh), not here.
+#     (scripts/gpu_run.sh), not here;
+#  3. host backend against Kokkos and Kokkos Kernels 4.5.1 (scripts/build_kokkos4.sh): every test
+#     that touches Kokkos runs, so both the 3.4 and the 4.x API stay supported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
@@ -20,5 +22,11 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   cmake --build build-kokkos-cuda -j "$jobs"
   echo "test.sh: the CUDA-enabled Kokkos configuration compiled and linked (its tests run on a GPU)"
 fi
+
+bash scripts/build_kokkos4.sh "$PWD/.kokkos4"
+cmake -S . -B build-kokkos4 -DCMAKE_BUILD_TYPE=Release -DRANDNLA_ENABLE_CUDA=OFF -DCMAKE_PREFIX_PATH="$PWD/.kokkos4"
+cmake --build build-kokkos4 -j "$jobs"
+# The file readers' fuzzers use no Kokkos: they run once, in the first configuration.
+(cd build-kokkos4 && ctest --output-on-failure -j "$jobs" -E fuzz_readers)
 
 cd build && ctest --output-on-failure -j "$jobs"

@@ -1,8 +1,10 @@
 // GPU tests (label gpu): skipped without a GPU; on the H100 they hold the CUDA backend to the
 // host backend (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 
 #include "backends.hpp"
 #include "rsvd.hpp"
@@ -145,6 +147,104 @@ TEST(Gpu, ShgemmAgainstFp64WithFp16Omega) {
         const double e_s = test::relative_error(test::to_host(*dev, c_s), ref);
         EXPECT_LE(e_sh, 2.0 * e_s) << to_string(tc) << " " << test::to_string(e) << " k=" << k;
       }
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+/// The Tensor Core kernels this GPU runs: the mma.sync kernel everywhere, the wgmma one on compute 9.0.
+std::vector<const char*> tensor_core_kernels(Backend& dev) {
+  std::vector<const char*> k{"mma"};
+  if (dev.description().find("sm_90") != std::string::npos) k.push_back("wgmma");
+  return k;
+}
+
+/// x rounded to FP16 values (kept in FP32), so that an FP16 operand and its FP32 twin agree.
+test::HostMatrix<float> fp16_exact(test::HostMatrix<float> x) {
+  for (float& v : x.data) v = to_float(fp16{float_to_half_bits(v)});
+  return x;
+}
+
+Matrix<fp16> to_device_fp16(Backend& dev, const test::HostMatrix<float>& x) {
+  auto f = test::to_backend(dev, x);
+  Matrix<fp16> h(dev, x.rows, x.cols);
+  dev.convert(f.view(), h.view());
+  return h;
+}
+
+TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const Case cases[] = {{1000, 513, 100, Op::N, Op::N, 0.0f, 0}, {257, 130, 1023, Op::T, Op::N, 0.5f, 3},
+                        {129, 300, 4100, Op::N, Op::T, -1.0f, 0}, {64, 200, 16384, Op::T, Op::T, 0.0f, 1}};
+  for (const char* kernel : tensor_core_kernels(*dev)) {
+    ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
+    for (const Case& c : cases)
+      for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
+        const index_t ar = c.ta == Op::N ? c.m : c.k, ac = c.ta == Op::N ? c.k : c.m;
+        const index_t br = c.tb == Op::N ? c.k : c.n, bc = c.tb == Op::N ? c.n : c.k;
+        const auto a32 = test::random_matrix(ar, ac, Elements::Normal, 41), b32 = test::random_matrix(br, bc, Elements::Normal, 42);
+        const auto a16 = fp16_exact(a32), b16 = fp16_exact(b32);
+        const auto c0 = test::random_matrix(c.m, c.n, Elements::Normal, 43);
+        struct Variant {
+          const char* name;
+          const test::HostMatrix<float>& a;
+          const test::HostMatrix<float>& b;
+        } variants[] = {{"tcec", a32, b32}, {"shgemm", a32, b16}, {"hsgemm", a16, b32}};
+        for (const Variant& v : variants) {
+          auto ref = test::reference_gemm(c.ta, c.tb, v.a, v.b);
+          for (std::size_t i = 0; i < ref.data.size(); ++i) ref.data[i] += c.beta * static_cast<double>(c0.data[i]);
+          auto da = test::to_backend(*dev, v.a), db = test::to_backend(*dev, v.b);
+          auto ds = test::to_backend(*dev, c0), dc = test::to_backend(*dev, c0);
+          dev->gemm(c.ta, c.tb, 1.0f, da, db, c.beta, ds, GemmPrecision::FP32);
+          const std::string name = v.name;
+          if (name == "tcec") dev->tcec_sgemm(c.ta, c.tb, 1.0f, da, db, c.beta, dc, tc);
+          if (name == "shgemm") dev->shgemm(c.ta, c.tb, 1.0f, da, to_device_fp16(*dev, v.b), c.beta, dc, tc);
+          if (name == "hsgemm") dev->hsgemm(c.ta, c.tb, 1.0f, to_device_fp16(*dev, v.a), db, c.beta, dc, tc);
+          const double e = test::relative_error(test::to_host(*dev, dc), ref);
+          const double e_sgemm = test::relative_error(test::to_host(*dev, ds), ref);
+          EXPECT_LE(e, 2.0 * e_sgemm) << kernel << " " << v.name << " " << to_string(tc) << " m=" << c.m << " n=" << c.n
+                                      << " k=" << c.k;
+        }
+      }
+  }
+}
+
+// The reason for the fresh accumulators (Ootomo & Yokota): the Tensor Core truncates its sum to
+// FP32 (round toward zero) where the CUDA cores round to nearest. 1 + 1.75 ulp(1) is 1 + 1 ulp
+// truncated and 1 + 2 ulp rounded; both inputs are exact in FP16 and TF32, so the lo parts are zero
+// and the product's value is the Tensor Core's own sum.
+TEST(Gpu, TensorCoreTruncatesItsSumWhereSgemmRoundsToNearest) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const float ulp = std::ldexp(1.0f, -23), small = 1.75f * ulp;
+  test::HostMatrix<float> a(1, 2), b(2, 1);
+  a.data = {1.0f, small};
+  b.data = {1.0f, 1.0f};
+  auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
+  Matrix<float> c(*dev, 1, 1);
+  dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c, GemmPrecision::FP32);
+  EXPECT_EQ(test::to_host(*dev, c).data[0], 1.0f + 2 * ulp) << "cuBLAS SGEMM rounds to nearest";
+  for (const char* kernel : tensor_core_kernels(*dev)) {
+    ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
+    for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
+      dev->shgemm(Op::N, Op::N, 1.0f, da, to_device_fp16(*dev, b), 0.0f, c, tc);
+      EXPECT_EQ(test::to_host(*dev, c).data[0], 1.0f + ulp) << kernel << " " << to_string(tc) << ": not truncated";
+    }
+  }
 }
 
 TEST(Gpu, RsvdOnDeviceMatchesHost) {

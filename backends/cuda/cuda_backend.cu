@@ -64,21 +64,49 @@ class CusolverHandle {
   cusolverDnHandle_t h_ = nullptr;
 };
 
-class Stream {
+/// The backend's stream and its device memory: a stream-ordered pool that keeps what is freed,
+/// since cudaFree synchronises the whole device and cudaMalloc costs tens of microseconds, which
+/// a pipeline of many small steps (CholeskyQR, the small SVD) paid at every step. Allocations hold
+/// a reference to this, so a Matrix may outlive its backend.
+class StreamMemory {
  public:
-  Stream() { RANDNLA_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
+  explicit StreamMemory(int device) {
+    RANDNLA_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    RANDNLA_CUDA(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t keep = UINT64_MAX;
+    RANDNLA_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  ~StreamMemory() {
+    cudaStreamSynchronize(stream_);
+    cudaMemPoolDestroy(pool_);
+    cudaStreamDestroy(stream_);
+  }
+  StreamMemory(const StreamMemory&) = delete;
+  StreamMemory& operator=(const StreamMemory&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+  static std::shared_ptr<void> allocate(const std::shared_ptr<StreamMemory>& self, std::size_t bytes) {
+    void* p = nullptr;
+    RANDNLA_CUDA(cudaMallocFromPoolAsync(&p, bytes > 0 ? bytes : 1, self->pool_, self->stream_));
+    return std::shared_ptr<void>(p, [self](void* q) { cudaFreeAsync(q, self->stream_); });
+  }
 
  private:
-  cudaStream_t s_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaMemPool_t pool_ = nullptr;
 };
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int device) : device_(set_device(device)), blas_(stream_.get()), solver_(stream_.get()) {
+  explicit CudaBackend(int device)
+      : device_(set_device(device)),
+        stream_(std::make_shared<StreamMemory>(device_)),
+        blas_(stream_->get()),
+        solver_(stream_->get()) {
     cudaDeviceProp p{};
     RANDNLA_CUDA(cudaGetDeviceProperties(&p, device_));
     name_ = std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
@@ -88,53 +116,49 @@ class CudaBackend final : public Backend {
   MemorySpace memory_space() const override { return MemorySpace::Device; }
   std::string description() const override { return name_; }
 
-  std::shared_ptr<void> allocate(std::size_t bytes) override {
-    void* p = nullptr;
-    RANDNLA_CUDA(cudaMalloc(&p, bytes > 0 ? bytes : 1));
-    return std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
-  }
+  std::shared_ptr<void> allocate(std::size_t bytes) override { return StreamMemory::allocate(stream_, bytes); }
 
   void copy(MatrixView<const float> s, MatrixView<float> d) override { copy2d(s, d); }
   void copy(MatrixView<const double> s, MatrixView<double> d) override { copy2d(s, d); }
   void copy(MatrixView<const fp16> s, MatrixView<fp16> d) override { copy2d(s, d); }
-  void synchronize() override { RANDNLA_CUDA(cudaStreamSynchronize(stream_.get())); }
+  void synchronize() override { RANDNLA_CUDA(cudaStreamSynchronize(stream_->get())); }
 
   void fill_random(const RandomSpec& spec, MatrixView<float> x) override {
     device_only(x, "X");
-    cuda::launch_fill_random(RandomDraw(spec), x, stream_.get());
+    cuda::launch_fill_random(RandomDraw(spec), x, stream_->get());
   }
   void fill_random(const RandomSpec& spec, MatrixView<fp16> x) override {
     device_only(x, "X");
-    cuda::launch_fill_random(RandomDraw(spec), x, stream_.get());
+    cuda::launch_fill_random(RandomDraw(spec), x, stream_->get());
   }
-  void convert(MatrixView<const float> s, MatrixView<double> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
-  void convert(MatrixView<const double> s, MatrixView<float> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
-  void convert(MatrixView<const float> s, MatrixView<fp16> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_.get()); }
+  void convert(MatrixView<const float> s, MatrixView<double> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
+  void convert(MatrixView<const double> s, MatrixView<float> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
+  void convert(MatrixView<const float> s, MatrixView<fp16> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
   void transpose(MatrixView<const float> s, MatrixView<float> d) override {
     device_only(s, "src");
     device_only(d, "dst");
     require_shape(d, s.cols(), s.rows(), "dst");
-    cuda::launch_transpose(s, d, stream_.get());
+    cuda::launch_transpose(s, d, stream_->get());
   }
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
     device_only(s, "s");
     device_only(x, "X");
     require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
-    cuda::launch_scale_columns(s.data(), x, stream_.get());
+    cuda::launch_scale_columns(s.data(), x, stream_->get());
   }
   void add_to_diagonal(MatrixView<double> g, double shift) override {
     device_only(g, "G");
     require_square(g, "G");
-    cuda::launch_add_to_diagonal(g, shift, stream_.get());
+    cuda::launch_add_to_diagonal(g, shift, stream_->get());
   }
 
   ExponentHistogram exponent_histogram(MatrixView<const float> x) override {
     device_only(x, "X");
     auto* d = static_cast<unsigned long long*>(scratch(kExponentBins * sizeof(unsigned long long)));
-    RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream_.get()));
-    cuda::launch_histogram(x, d, stream_.get());
+    RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream_->get()));
+    cuda::launch_histogram(x, d, stream_->get());
     unsigned long long h[kExponentBins];
-    RANDNLA_CUDA(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    RANDNLA_CUDA(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream_->get()));
     synchronize();
     ExponentHistogram out;
     for (int b = 0; b < kExponentBins; ++b) out.count[b] = static_cast<std::int64_t>(h[b]);
@@ -144,10 +168,10 @@ class CudaBackend final : public Backend {
   double frobenius_norm(MatrixView<const float> x) override {
     device_only(x, "X");
     auto* d = static_cast<double*>(scratch(sizeof(double)));
-    RANDNLA_CUDA(cudaMemsetAsync(d, 0, sizeof(double), stream_.get()));
-    cuda::launch_sum_squares(x, d, stream_.get());
+    RANDNLA_CUDA(cudaMemsetAsync(d, 0, sizeof(double), stream_->get()));
+    cuda::launch_sum_squares(x, d, stream_->get());
     double h = 0;
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream_->get()));
     synchronize();
     return std::sqrt(h);
   }
@@ -172,8 +196,8 @@ class CudaBackend final : public Backend {
       precision = GemmPrecision::TF32;  // FP16 would overflow: never return Inf for finite input
     if (precision == GemmPrecision::FP16) {
       Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
-      cuda::launch_convert(a, ah.view(), stream_.get());
-      cuda::launch_convert(b, bh.view(), stream_.get());
+      cuda::launch_convert(a, ah.view(), stream_->get());
+      cuda::launch_convert(b, bh.view(), stream_->get());
       RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, ah.data(), CUDA_R_16F,
                                 blas_int(ah.view().ld(), "A.ld"), bh.data(), CUDA_R_16F, blas_int(bh.view().ld(), "B.ld"),
                                 &beta, c.data(), CUDA_R_32F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_32F,
@@ -191,17 +215,17 @@ class CudaBackend final : public Backend {
   void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
               MatrixView<float> c, TensorCore tc, GemmReport* report) override {
     gemm_checks(ta, tb, a, b, c);
-    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, tc, report, ws_, stream_.get());
+    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, tc, report, ws_, stream_->get());
   }
   void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
               MatrixView<float> c, TensorCore tc, GemmReport* report) override {
     gemm_checks(ta, tb, a, b, c);
-    cuda::tc_gemm(operand(a, ta, true), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_.get());
+    cuda::tc_gemm(operand(a, ta, true), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_->get());
   }
   void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                   MatrixView<float> c, TensorCore tc, GemmReport* report) override {
     gemm_checks(ta, tb, a, b, c);
-    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_.get());
+    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream_->get());
   }
 
   void householder_q(MatrixView<float> a) override {
@@ -229,7 +253,7 @@ class CudaBackend final : public Backend {
     RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));
     Matrix<double> work(*this, std::max(lwork, 1), 1, "work");
     RANDNLA_CUDA(cusolverDnDpotrf(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, work.data(), lwork, device_info()));
-    cuda::launch_zero_lower(g, stream_.get());
+    cuda::launch_zero_lower(g, stream_->get());
     const int info = host_info();
     require(info >= 0, "potrf argument", -info, "is invalid");
     return info;
@@ -274,7 +298,7 @@ class CudaBackend final : public Backend {
         Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
         RANDNLA_CUDA(cusolverDnSgesvdj(solver_.get(), CUSOLVER_EIG_MODE_VECTOR, 1, im, in, a.data(), lda, s.data(),
                                        u.data(), ldu, v.data(), in, work.data(), lwork, device_info(), params.get()));
-        cuda::launch_transpose(v.view(), vt, stream_.get());
+        cuda::launch_transpose(v.view(), vt, stream_->get());
         break;
       }
       case SvdMethod::Auto:
@@ -296,7 +320,7 @@ class CudaBackend final : public Backend {
                                        a.ld(), CUDA_R_32F, s.data(), CUDA_R_32F, u.data(), u.ld(), CUDA_R_32F, v.data(),
                                        n, CUDA_R_32F, dev_work.get(), dev_bytes, host_work.data(), host_bytes,
                                        device_info(), &err_sigma));
-        cuda::launch_transpose(v.view(), vt, stream_.get());
+        cuda::launch_transpose(v.view(), vt, stream_->get());
         break;
       }
     }
@@ -370,7 +394,7 @@ class CudaBackend final : public Backend {
     require_shape(d, s.rows(), s.cols(), "dst");
     if (s.empty()) return;
     RANDNLA_CUDA(cudaMemcpy2DAsync(d.data(), d.ld() * sizeof(T), s.data(), s.ld() * sizeof(T), s.rows() * sizeof(T),
-                                   s.cols(), cudaMemcpyDefault, stream_.get()));
+                                   s.cols(), cudaMemcpyDefault, stream_->get()));
     synchronize();
   }
 
@@ -387,7 +411,7 @@ class CudaBackend final : public Backend {
   }
   int host_info() {
     int h = 0;
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, device_info(), sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, device_info(), sizeof h, cudaMemcpyDeviceToHost, stream_->get()));
     synchronize();
     return h;
   }
@@ -397,7 +421,7 @@ class CudaBackend final : public Backend {
   }
 
   int device_;
-  Stream stream_;
+  std::shared_ptr<StreamMemory> stream_;
   CublasHandle blas_;
   CusolverHandle solver_;
   cuda::TcWorkspace ws_;

@@ -10,28 +10,28 @@
 //   C = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * C.
 // The Tensor Core's own accumulation truncates; adding each block's hi*hi sum outside it keeps
 // that truncation from accumulating over K.
+// This file's mma.sync kernel serves every GPU from sm_80 on (tc_gemm_packed); on compute 9.0
+// the wgmma kernel of tc_gemm_sm90.cu takes its place (tc_gemm_streamed, choose_wgmma): it packs
+// only the smaller operand and splits the larger one inside the kernel.
 // Block tile 128 x 64 x 32, eight warps of 32 x 32, a three-stage cp.async pipeline into padded
 // shared memory, FP16 fragments through ldmatrix.x4, TF32 fragments through 32-bit loads.
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "cuda_check.hpp"
 #include "randnla/precision.hpp"
 #include "elementwise.cuh"
 #include "tc_gemm.cuh"
+#include "tc_gemm_kernels.cuh"
 
 namespace randnla {
 namespace cuda {
 namespace {
-
-struct DevicePlan {
-  int use_fp16;
-  int scale_a;
-  int scale_b;
-};
 
 constexpr int BM = 128, BN = 64, BK = 32, kWarps = 8, kThreadsGemm = kWarps * 32, kStages = 3;
 
@@ -84,19 +84,6 @@ template <class T>
 __device__ __forceinline__ std::uint32_t frag_word(const T* row, int col) {
   return *reinterpret_cast<const std::uint32_t*>(row + col);
 }
-
-struct GemmArgs {
-  const void* a_hi;
-  const void* a_lo;
-  const void* b_hi;
-  const void* b_lo;
-  index_t kp;  // padded K: the row stride of every packed operand
-  index_t m, n;
-  float alpha, beta;
-  float* c;
-  index_t ldc;
-  const DevicePlan* plan;
-};
 
 template <class T, bool A_LO, bool B_LO>
 struct Tile {
@@ -230,7 +217,7 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) 
         for (int q = 0; q < 4; ++q) acc[mt][nt][q] = __fadd_rn(acc[mt][nt][q], block[mt][nt][q]);
   }
 
-  const float unscale = fp16_path ? exp2i(-args.plan->scale_a) * exp2i(-args.plan->scale_b) : 1.0f;
+  const float unscale = plan_unscale(args.plan, fp16_path);
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -239,20 +226,18 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) 
       for (int q = 0; q < 4; ++q) {
         const index_t i = row0 + wm + mt * 16 + g + (q >> 1) * 8;
         const index_t j = col0 + wn + nt * 8 + 2 * t + (q & 1);
-        if (i >= args.m || j >= args.n) continue;
-        const float v = args.alpha * (unscale * (acc[mt][nt][q] + corr[mt][nt][q] * kSplitShiftInverse));
-        float* cij = args.c + i + j * args.ldc;
-        *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
+        store_c(args, unscale, i, j, acc[mt][nt][q], corr[mt][nt][q]);
       }
 }
 
 /// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded: FP32 sources are split
-/// (halfhalf with the plan's scale, or tf32tf32), FP16 sources copied (or widened for TF32).
+/// (halfhalf with the plan's scale of slot `scale_slot`, or tf32tf32; lo times lo_scale), FP16
+/// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source.
 template <class Src, class Dst>
 __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, Dst* hi,
-                            Dst* lo, const DevicePlan* plan, int operand, int fp16_path) {
+                            Dst* lo, const DevicePlan* plan, int scale_slot, int fp16_path, float lo_scale) {
   if (plan->use_fp16 != fp16_path) return;
-  const int scale = operand == 0 ? plan->scale_a : plan->scale_b;
+  const int scale = scale_slot == 0 ? plan->scale_a : plan->scale_b;
   __shared__ float tile[32][33];  // tile[p][r]
   const index_t r0 = static_cast<index_t>(blockIdx.y) * 32, p0 = static_cast<index_t>(blockIdx.x) * 32;
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -279,11 +264,11 @@ __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, 
       hi[o] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
     } else if constexpr (std::is_same<Dst, __half>::value) {
       fp16 h, l;
-      split_halfhalf(v, scale, h, l);
+      split_halfhalf(v, scale, h, l, lo_scale);
       hi[o] = __ushort_as_half(h.bits);
       lo[o] = __ushort_as_half(l.bits);
     } else {
-      split_tf32(v, hi[o], lo[o]);
+      split_tf32(v, hi[o], lo[o], lo_scale);
     }
   }
 }
@@ -308,18 +293,19 @@ __global__ void plan_kernel(const unsigned long long* hist_a, const unsigned lon
 
 index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
 
+/// Packs op(X) of a product, X the product's A (as_b false: rows x k = op(A)) or B (op(B)^T).
 template <class T>
-void pack(const TcOperand& x, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo, const DevicePlan* plan,
-          int operand, int fp16_path, cudaStream_t s) {
+void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo,
+          const DevicePlan* plan, int scale_slot, int fp16_path, float lo_scale, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(kp / 32), static_cast<unsigned>(rows_p / 32)), block(32, 8);
   // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
-  const bool trans = operand == 0 ? x.op == Op::T : x.op == Op::N;
+  const bool trans = as_b ? x.op == Op::N : x.op == Op::T;
   if (x.fp16)
     pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                  plan, operand, fp16_path);
+                                                  plan, scale_slot, fp16_path, lo_scale);
   else
     pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                 plan, operand, fp16_path);
+                                                 plan, scale_slot, fp16_path, lo_scale);
   RANDNLA_CUDA_LAUNCH("tc_gemm pack");
 }
 
@@ -339,12 +325,27 @@ void launch_gemm(const GemmArgs& args, index_t mp, index_t np, int fp16_path, cu
 }
 
 template <class T>
-void launch_gemm_variant(bool a_lo, bool b_lo, const GemmArgs& args, index_t mp, index_t np, int fp16_path,
-                         cudaStream_t s) {
-  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, mp, np, fp16_path, s);
-  if (a_lo) return launch_gemm<T, true, false>(args, mp, np, fp16_path, s);
-  return launch_gemm<T, false, true>(args, mp, np, fp16_path, s);
+void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, int fp16_path, cudaStream_t s) {
+  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, args.mp, args.np, fp16_path, s);
+  if (a_lo) return launch_gemm<T, true, false>(args, args.mp, args.np, fp16_path, s);
+  return launch_gemm<T, false, true>(args, args.mp, args.np, fp16_path, s);
 }
+
+/// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
+/// | auto (unset: auto) overrides, so the sm_80 kernel can be tested and compared on a Hopper GPU.
+bool choose_wgmma() {
+  int device = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  const char* env = std::getenv("RANDNLA_TC_KERNEL");
+  const std::string forced = env ? env : "auto";
+  require(forced == "auto" || forced == "mma" || forced == "wgmma", "RANDNLA_TC_KERNEL", forced,
+          "must be auto, mma or wgmma");
+  const bool available = wgmma_gemm_available(device);
+  if (forced == "wgmma" && !available)
+    throw UnsupportedConfiguration("RANDNLA_TC_KERNEL=wgmma: the wgmma kernel needs a compute 9.0 GPU (sm_90a)");
+  return forced == "auto" ? available : forced == "wgmma";
+}
+
 
 __global__ void scale_kernel(MatrixView<float> c, float beta) {
   const index_t n = c.size();
@@ -377,6 +378,113 @@ unsigned long long* TcWorkspace::histograms() {
 }
 void* TcWorkspace::plan() { return histograms() + 2 * kExponentBins; }
 
+namespace {
+
+/// Exponent histograms of the FP32 operands that need one (null: none) and the plan from them,
+/// all on the device.
+DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, cudaStream_t s) {
+  unsigned long long* hist = ws.histograms();
+  auto* plan = static_cast<DevicePlan*>(ws.plan());
+  RANDNLA_CUDA(cudaMemsetAsync(hist, 0, 2 * kExponentBins * sizeof(unsigned long long), s));
+  const TcOperand* ops[2] = {a, b};
+  for (int o = 0; o < 2; ++o) {
+    if (ops[o] == nullptr || tc == TensorCore::TF32) continue;
+    const TcOperand& x = *ops[o];
+    launch_histogram(MatrixView<const float>(static_cast<const float*>(x.data), x.rows, x.cols, x.ld, MemorySpace::Device),
+                     hist + o * kExponentBins, s);
+  }
+  plan_kernel<<<1, 1, 0, s>>>(a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, plan);
+  RANDNLA_CUDA_LAUNCH("tc_gemm plan");
+  return plan;
+}
+
+void fill_report(const DevicePlan* plan, bool swap_scales, GemmReport* report, cudaStream_t s) {
+  if (!report) return;
+  DevicePlan h{};
+  RANDNLA_CUDA(cudaMemcpyAsync(&h, plan, sizeof h, cudaMemcpyDeviceToHost, s));
+  RANDNLA_CUDA(cudaStreamSynchronize(s));
+  const TensorCore f = h.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
+  *report = swap_scales ? GemmReport{f, f, h.scale_b, h.scale_a} : GemmReport{f, f, h.scale_a, h.scale_b};
+}
+
+/// Both operands packed, the mma.sync kernel (any GPU from sm_80).
+void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
+                    TensorCore tc, GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+  const index_t mp = args.mp, np = args.np, kp = args.kp;
+  const bool a_lo = !a.fp16, b_lo = !b.fp16;
+  // Both paths share one allocation: FP16 parts use half of what TF32 parts need.
+  const std::size_t a_elems = static_cast<std::size_t>(mp * kp), b_elems = static_cast<std::size_t>(np * kp);
+  float* base = static_cast<float*>(ws.get(2 * (a_elems + b_elems) * sizeof(float)));
+  float *ahi = base, *alo = base + a_elems, *bhi = base + 2 * a_elems, *blo = bhi + b_elems;
+  DevicePlan* plan = plan_on_device(a_lo ? &a : nullptr, b_lo ? &b : nullptr, tc, ws, s);
+  args.plan = plan;
+  for (int fp16_path : {1, 0}) {
+    if (fp16_path && tc == TensorCore::TF32) continue;
+    if (fp16_path) {
+      auto *h_ahi = reinterpret_cast<__half*>(ahi), *h_alo = reinterpret_cast<__half*>(alo);
+      auto *h_bhi = reinterpret_cast<__half*>(bhi), *h_blo = reinterpret_cast<__half*>(blo);
+      pack(a, false, m, k, mp, kp, h_ahi, h_alo, plan, 0, 1, kSplitShift, s);
+      pack(b, true, n, k, np, kp, h_bhi, h_blo, plan, 1, 1, kSplitShift, s);
+      args.a_hi = h_ahi, args.a_lo = h_alo, args.b_hi = h_bhi, args.b_lo = h_blo;
+      launch_mma_variant<__half>(a_lo, b_lo, args, 1, s);
+    } else {
+      pack(a, false, m, k, mp, kp, ahi, alo, plan, 0, 0, kSplitShift, s);
+      pack(b, true, n, k, np, kp, bhi, blo, plan, 1, 0, kSplitShift, s);
+      args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
+      launch_mma_variant<float>(a_lo, b_lo, args, 0, s);
+    }
+  }
+  fill_report(plan, false, report, s);
+}
+
+/// One FP32 operand streamed, the other packed, the wgmma kernel (compute 9.0). The streamed one is
+/// the FP32 operand, the larger of the two in TCEC; when it is B, the kernel computes C^T = op(B)^T op(A)^T.
+void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
+                      TensorCore tc, GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+  const bool stream_b = a.fp16 || (!b.fp16 && n > m);
+  const TcOperand& x = stream_b ? b : a;
+  const TcOperand& p = stream_b ? a : b;
+  const index_t x_rows = stream_b ? n : m, p_rows = stream_b ? m : n;
+  const index_t p_rows_p = round_up(p_rows, kPadRows), kp = args.kp;
+  const std::size_t p_elems = static_cast<std::size_t>(p_rows_p * kp);
+  // The copy engine reads rows of 16-byte multiples from 16-byte-aligned memory: otherwise X is
+  // first copied into such a layout.
+  const bool x_aligned = reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.ld % 4 == 0;
+  const index_t x_ld = x_aligned ? x.ld : round_up(x.rows, 4);
+  const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
+  auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes));
+  float *phi = reinterpret_cast<float*>(base), *plo = phi + p_elems;
+  const float* x_data = static_cast<const float*>(x.data);
+  if (!x_aligned) {
+    auto* copy = reinterpret_cast<float*>(base + 2 * p_elems * sizeof(float));
+    RANDNLA_CUDA(cudaMemcpy2DAsync(copy, x_ld * sizeof(float), x.data, x.ld * sizeof(float), x.rows * sizeof(float),
+                                   x.cols, cudaMemcpyDeviceToDevice, s));
+    x_data = copy;
+  }
+  // Only the packed operand has one exponent scale for the whole matrix; the streamed one is
+  // scaled per row and K slice inside the kernel and never needs TF32 for its range.
+  DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s);
+  args.plan = plan;
+  // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
+  const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
+  StreamGemmArgs sa{x_data, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args};
+  for (int fp16_path : {1, 0}) {
+    if (fp16_path && tc == TensorCore::TF32) continue;
+    if (fp16_path) {
+      auto *hi = reinterpret_cast<__half*>(phi), *lo = hi + p_elems;
+      pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1, 1.0f, s);
+      sa.p_hi = hi, sa.p_lo = p.fp16 ? nullptr : lo;
+    } else {
+      pack(p, !stream_b, p_rows, k, p_rows_p, kp, phi, plo, plan, 1, 0, 1.0f, s);
+      sa.p_hi = phi, sa.p_lo = p.fp16 ? nullptr : plo;
+    }
+    launch_wgmma_gemm(sa, fp16_path, s);
+  }
+  fill_report(plan, stream_b, report, s);
+}
+
+}  // namespace
+
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
              GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
   const index_t m = c.rows(), n = c.cols();
@@ -388,48 +496,13 @@ void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, Ma
     if (report) *report = GemmReport{};
     return;
   }
-  const index_t mp = round_up(m, BM), np = round_up(n, BN), kp = round_up(k, BK);
-  const bool a_lo = !a.fp16, b_lo = !b.fp16;
-  // Both paths share one allocation: FP16 parts use half of what TF32 parts need.
-  const std::size_t a_elems = static_cast<std::size_t>(mp * kp), b_elems = static_cast<std::size_t>(np * kp);
-  float* base = static_cast<float*>(ws.get(2 * (a_elems + b_elems) * sizeof(float)));
-  float *ahi = base, *alo = base + a_elems, *bhi = base + 2 * a_elems, *blo = bhi + b_elems;
-
-  unsigned long long* hist = ws.histograms();
-  auto* plan = static_cast<DevicePlan*>(ws.plan());
-  RANDNLA_CUDA(cudaMemsetAsync(hist, 0, 2 * kExponentBins * sizeof(unsigned long long), s));
-  const bool need_hist = tc != TensorCore::TF32;
-  if (need_hist && a_lo) launch_histogram(MatrixView<const float>(static_cast<const float*>(a.data), a.rows, a.cols, a.ld, MemorySpace::Device), hist, s);
-  if (need_hist && b_lo)
-    launch_histogram(MatrixView<const float>(static_cast<const float*>(b.data), b.rows, b.cols, b.ld, MemorySpace::Device),
-                     hist + kExponentBins, s);
-  plan_kernel<<<1, 1, 0, s>>>(a_lo ? hist : nullptr, b_lo ? hist + kExponentBins : nullptr, tc, plan);
-  RANDNLA_CUDA_LAUNCH("tc_gemm plan");
-
-  GemmArgs args{nullptr, nullptr, nullptr, nullptr, kp, m, n, alpha, beta, c.data(), c.ld(), plan};
-  for (int fp16_path : {1, 0}) {
-    if (fp16_path && tc == TensorCore::TF32) continue;
-    if (fp16_path) {
-      auto *h_ahi = reinterpret_cast<__half*>(ahi), *h_alo = reinterpret_cast<__half*>(alo);
-      auto *h_bhi = reinterpret_cast<__half*>(bhi), *h_blo = reinterpret_cast<__half*>(blo);
-      pack(a, m, k, mp, kp, h_ahi, h_alo, plan, 0, 1, s);
-      pack(b, n, k, np, kp, h_bhi, h_blo, plan, 1, 1, s);
-      args.a_hi = h_ahi, args.a_lo = h_alo, args.b_hi = h_bhi, args.b_lo = h_blo;
-      launch_gemm_variant<__half>(a_lo, b_lo, args, mp, np, 1, s);
-    } else {
-      pack(a, m, k, mp, kp, ahi, alo, plan, 0, 0, s);
-      pack(b, n, k, np, kp, bhi, blo, plan, 1, 0, s);
-      args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
-      launch_gemm_variant<float>(a_lo, b_lo, args, mp, np, 0, s);
-    }
-  }
-  if (report) {
-    DevicePlan h{};
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, plan, sizeof h, cudaMemcpyDeviceToHost, s));
-    RANDNLA_CUDA(cudaStreamSynchronize(s));
-    const TensorCore f = h.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
-    *report = GemmReport{f, f, h.scale_a, h.scale_b};
-  }
+  static_assert(kPadRows % BM == 0 && kPadRows % BN == 0 && kPadK % BK == 0, "padding must cover the tiles");
+  const index_t mp = round_up(m, kPadRows), np = round_up(n, kPadRows), kp = round_up(k, kPadK);
+  const GemmArgs args{nullptr, nullptr, nullptr, nullptr, mp, np, kp, m, n, alpha, beta, c.data(), c.ld(), nullptr};
+  if (choose_wgmma())
+    tc_gemm_streamed(a, b, m, n, k, args, tc, report, ws, s);
+  else
+    tc_gemm_packed(a, b, m, n, k, args, tc, report, ws, s);
 }
 
 }  // namespace cuda

@@ -75,20 +75,22 @@ RANDNLA_HD float exp2i(int e) { return exact::float_of(static_cast<std::uint32_t
 constexpr float kSplitShift = 2048.0f;        ///< 2^11, the lo scaling of both splits
 constexpr float kSplitShiftInverse = 1.0f / 2048.0f;
 
-/// halfhalf split of x * 2^scale_exponent (the power-of-two scaling is exact).
-/// lo is 0 for non-finite x, so Inf/NaN propagate through hi alone, as in SGEMM.
-RANDNLA_HD void split_halfhalf(float x, int scale_exponent, fp16& hi, fp16& lo) {
+/// halfhalf split of x * 2^scale_exponent (the power-of-two scaling is exact): lo holds the rest
+/// times lo_scale, 2^11 in the papers' scheme (lo stays clear of FP16's subnormals), 1 where lo
+/// shares hi's accumulator (the sm_90 kernel). lo is 0 for non-finite x, so Inf/NaN propagate
+/// through hi alone, as in SGEMM.
+RANDNLA_HD void split_halfhalf(float x, int scale_exponent, fp16& hi, fp16& lo, float lo_scale = kSplitShift) {
   const float xs = exact::mul(x, exp2i(scale_exponent));
   hi = to_fp16(xs);
   const float rest = exact::sub(xs, to_float(hi));
-  lo = to_fp16(rest == rest && rest - rest == 0.0f ? exact::mul(rest, kSplitShift) : 0.0f);
+  lo = to_fp16(rest == rest && rest - rest == 0.0f ? exact::mul(rest, lo_scale) : 0.0f);
 }
 
-/// tf32tf32 split of x (TF32 has FP32's exponent range: no scaling needed).
-RANDNLA_HD void split_tf32(float x, float& hi, float& lo) {
+/// tf32tf32 split of x (TF32 has FP32's exponent range: no scaling needed); lo_scale as above.
+RANDNLA_HD void split_tf32(float x, float& hi, float& lo, float lo_scale = kSplitShift) {
   hi = round_to_tf32(x);
   const float rest = exact::sub(x, hi);
-  lo = rest - rest == 0.0f ? round_to_tf32(exact::mul(rest, kSplitShift)) : 0.0f;
+  lo = rest - rest == 0.0f ? round_to_tf32(exact::mul(rest, lo_scale)) : 0.0f;
 }
 
 /// Which Tensor Core format a product runs on.

@@ -1,0 +1,72 @@
+// What the two Tensor Core product kernels share: the device-side plan, the padding of packed
+// operands (K-contiguous rows_p x kp, hi and lo parts in separate arrays), and the epilogue.
+// The mma.sync kernel (tc_gemm.cu, sm_80 and later) reads both operands packed; the wgmma kernel
+// (tc_gemm_sm90.cu, sm_90a) streams one FP32 operand from the caller's matrix and reads the other packed.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "randnla/matrix_view.hpp"
+#include "randnla/precision.hpp"
+
+namespace randnla {
+namespace cuda {
+
+struct DevicePlan {
+  int use_fp16;
+  int scale_a;
+  int scale_b;
+};
+
+/// Packed extents are multiples of these, for either kernel's tiles.
+constexpr index_t kPadRows = 128, kPadK = 64;
+
+struct GemmArgs {
+  const void* a_hi;
+  const void* a_lo;
+  const void* b_hi;
+  const void* b_lo;
+  index_t mp, np, kp;  // padded extents; kp is the row stride of every packed operand
+  index_t m, n;
+  float alpha, beta;
+  float* c;
+  index_t ldc;
+  const DevicePlan* plan;
+};
+
+/// C(i, j) = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * C(i, j), inside the matrix only.
+__device__ __forceinline__ void store_c(const GemmArgs& args, float unscale, index_t i, index_t j, float main,
+                                        float corr) {
+  if (i >= args.m || j >= args.n) return;
+  const float v = args.alpha * (unscale * (main + corr * kSplitShiftInverse));
+  float* cij = args.c + i + j * args.ldc;
+  *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
+}
+
+__device__ __forceinline__ float plan_unscale(const DevicePlan* plan, int fp16_path) {
+  return fp16_path ? exp2i(-plan->scale_a) * exp2i(-plan->scale_b) : 1.0f;
+}
+
+/// True when this build holds the wgmma kernel (sm_90a) and `device` can run it (compute 9.0).
+bool wgmma_gemm_available(int device);
+
+/// The wgmma kernel's operands: X, FP32, streamed and split in the kernel, and P, packed.
+/// C = X P^T (rows of X index C's rows), or its transpose when transpose_c.
+struct StreamGemmArgs {
+  const float* x;          ///< rows x k: X(r, q) at x[q + r * x_ld] (k_major) or x[r + q * x_ld]
+  index_t x_ld;            ///< a multiple of 4 (16-byte rows for the copy engine), x 16-byte aligned
+  bool x_k_major;
+  index_t rows, k;
+  const void* p_hi;        ///< p_rows_p x kp, K-contiguous, unshifted lo (or null: P is FP16)
+  const void* p_lo;
+  index_t p_rows_p, kp;
+  bool transpose_c;
+  GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
+};
+
+/// The wgmma kernel: FP16 (fp16_path = 1) or TF32 Tensor Cores. Launched for both paths; the one
+/// the device plan does not choose exits at once.
+void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace randnla

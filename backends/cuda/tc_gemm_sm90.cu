@@ -1,0 +1,407 @@
+// The Hopper (sm_90a) kernel of the Tensor Core products with error correction (SHGEMM, its
+// mirror and TCEC-SGEMM; tc_gemm.cu chooses it on compute 9.0 devices).
+//
+// One FP32 operand, the "streamed" one (the larger, or the only FP32 one), is read straight from
+// the caller's matrix and split in registers, as in the SHGEMM paper; the other is packed
+// beforehand (tc_gemm.cu) as K-contiguous hi (and lo) parts. So the large operand crosses device
+// memory once, and no pass over it precedes the product. One block computes 128 x 128 of C:
+//  - a producer warp streams K slices of both operands into a ring of shared-memory stages with
+//    the bulk tensor copy engine (TMA, 128-byte swizzle);
+//  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread scales its two
+//    rows by powers of two 2^s that bring each row's largest element of the slice to [2^14, 2^15)
+//    (FP16 only: no slice overflows or underflows FP16 for want of scaling), splits them into
+//    hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register fragments, and
+//      fresh = sum over the slice of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma; small terms
+//              first, the chain started with scale-d = 0)
+//      main += fresh * 2^-s                                                  (FP32, round to nearest)
+//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
+//    sum is added outside it. While one consumer adds, the other keeps the Tensor Core busy.
+#include "tc_gemm_kernels.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "cuda_check.hpp"
+
+namespace randnla {
+namespace cuda {
+namespace {
+
+constexpr int kBM = 128, kBN = 128, kConsumers = 2, kThreads = 128 * (kConsumers + 1);
+constexpr int kSliceBytes = 128;  // one swizzle row: the K extent of a packed tile row
+constexpr int kRegion = 32768;    // room for the streamed FP32 slice
+constexpr int kPackedTile = kBN * kSliceBytes;
+constexpr int kSmemBudget = 200704;
+
+template <class T, bool P_LO>
+struct Sm90Tile {
+  static constexpr int kBK = kSliceBytes / static_cast<int>(sizeof(T));  // 64 (FP16) or 32 (TF32)
+  static constexpr int kStreamBytes = kBM * kBK * 4;                     // the FP32 slice as loaded
+  static constexpr int kStageBytes = kRegion + kPackedTile * (P_LO ? 2 : 1);
+  static constexpr int kStages = kSmemBudget / kStageBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+/// Box (c0, c1) of a 2-D tensor map into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+/// Shared-memory matrix descriptor of a K-major tile in 128-byte swizzle: rows of 128 bytes,
+/// groups of 8 rows 1024 bytes apart. Adding 2 advances K by 32 bytes (one wgmma K step).
+__device__ __forceinline__ std::uint64_t smem_desc(const void* tile) {
+  return static_cast<std::uint64_t>((smem_addr(tile) & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) |
+         (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+
+/// d (64 x 128, FP32) = A (64 x K step, register fragment) B (K step x 128, shared memory) + (scale_d ? d : 0).
+__device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, __half) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, float) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+
+/// 2^s brings a row's largest |x| (as bits) to [2^14, 2^15); zero rows stay unscaled.
+__device__ __forceinline__ int scale_exponent(std::uint32_t max_bits) {
+  const int top = static_cast<int>(max_bits >> 23);
+  if (top == 0) return 0;  // zeros and FP32 subnormals only
+  const int s = kFp16TargetExponent - (top - 127);
+  return s > 110 ? 110 : (s < -110 ? -110 : s);
+}
+
+__device__ __forceinline__ float tf32_rna(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+
+/// Where a consumer thread finds its fragment elements in the streamed slice (128 rows x kBK
+/// FP32, as the copy engine left it: K-major source in boxes of 32 K values x 128 rows, M-major in
+/// boxes of 32 rows x kBK K values, 128-byte swizzle). The swizzle makes each address depend on
+/// the lane; the few lane-dependent parts are computed once here, so that the loads of a slice
+/// keep few registers live next to the accumulators.
+struct SliceAddress {
+  std::uint32_t base;      // per thread: row (K-major) or k (M-major) and within-chunk parts
+  std::uint32_t swz[2][2]; // per thread: swizzled chunk offsets, selected by compile-time indices
+  bool k_major;
+};
+
+/// An opaque shared-memory load: the two passes over the slice (row maxima, then splits) re-read
+/// it rather than keep a thread's slice in registers next to the accumulators.
+__device__ __forceinline__ float lds(std::uint32_t addr) {
+  float x;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(addr));
+  return x;
+}
+/// The thread's A-fragment elements of K step ks in wgmma's register layout (per warp as
+/// mma.m16n8k16 and m16n8k8), g = lane / 4, t = lane % 4, rows relative to the warp's 16:
+/// FP16: q = 2 j + h, j = 0..3 (register j): row g + 8 (j & 1), k = 16 ks + 2 t + 8 (j >> 1) + h.
+/// TF32: q = 0..3: row g + 8 (q & 1), k = 8 ks + t + 4 (q >> 1).
+template <class T>
+struct Fragment;
+template <>
+struct Fragment<__half> {
+  static constexpr int kElems = 8, kSteps = 4, kBK = 64;
+  __device__ __forceinline__ static int row_half(int q) { return (q >> 1) & 1; }
+  /// K-major: box ks / 2; chunk 4 (ks % 2) + 2 (q >> 2) + t / 2, XOR g (= row & 7 for both rows).
+  /// M-major: k row 16 ks + 8 (q >> 2) + (q & 1) + 2 t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR 2 t + (q & 1).
+  __device__ __forceinline__ static SliceAddress address(std::uint32_t slice, bool k_major, int wrow, int g, int t) {
+    SliceAddress a;
+    a.k_major = k_major;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        a.swz[i][j] = k_major ? static_cast<std::uint32_t>(((4 * i + 2 * j + t / 2) ^ g) << 4)
+                              : static_cast<std::uint32_t>((((wrow % 32) / 4 + g / 4 + 2 * i) ^ (2 * t + j)) << 4);
+    a.base = k_major ? slice + (wrow + g) * 128 + 8 * (t & 1)
+                     : slice + (wrow / 32) * (kBK * 128) + 2 * t * 128 + 4 * (g % 4);
+    return a;
+  }
+  __device__ __forceinline__ static std::uint32_t at(const SliceAddress& a, int ks, int q) {
+    const int h = row_half(q);
+    return a.k_major ? a.base + (ks / 2) * (kBM * 128) + 1024 * h + a.swz[ks % 2][q >> 2] + 4 * (q & 1)
+                     : a.base + (16 * ks + 8 * (q >> 2) + (q & 1)) * 128 + a.swz[h][q & 1];
+  }
+  /// hi and lo of 8 scaled values, packed two halves a register.
+  __device__ __forceinline__ static void split(const float (&y)[8], std::uint32_t (&hi)[4], std::uint32_t (&lo)[4]) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const __half2 h = __floats2half2_rn(y[2 * j], y[2 * j + 1]);
+      const float2 hf = __half22float2(h);
+      float r0 = __fsub_rn(y[2 * j], hf.x), r1 = __fsub_rn(y[2 * j + 1], hf.y);
+      r0 = r0 == r0 ? r0 : 0.0f;  // Inf and NaN propagate through hi alone
+      r1 = r1 == r1 ? r1 : 0.0f;
+      const __half2 l = __floats2half2_rn(r0, r1);
+      hi[j] = *reinterpret_cast<const std::uint32_t*>(&h);
+      lo[j] = *reinterpret_cast<const std::uint32_t*>(&l);
+    }
+  }
+};
+template <>
+struct Fragment<float> {
+  static constexpr int kElems = 4, kSteps = 4, kBK = 32;
+  __device__ __forceinline__ static int row_half(int q) { return q & 1; }
+  /// K-major: chunk 2 ks + (q >> 1), XOR g; within it word t.
+  /// M-major: k row 8 ks + 4 (q >> 1) + t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR t + 4 (q >> 1).
+  __device__ __forceinline__ static SliceAddress address(std::uint32_t slice, bool k_major, int wrow, int g, int t) {
+    SliceAddress a;
+    a.k_major = k_major;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        a.swz[i][j] = k_major ? static_cast<std::uint32_t>(g << 4)
+                              : static_cast<std::uint32_t>((((wrow % 32) / 4 + g / 4 + 2 * i) ^ (t + 4 * j)) << 4);
+    a.base = k_major ? slice + (wrow + g) * 128 + 4 * t : slice + (wrow / 32) * (kBK * 128) + t * 128 + 4 * (g % 4);
+    return a;
+  }
+  __device__ __forceinline__ static std::uint32_t at(const SliceAddress& a, int ks, int q) {
+    const int h = row_half(q);
+    return a.k_major ? a.base + 1024 * h + (((2 * ks + (q >> 1)) << 4) ^ a.swz[0][0])
+                     : a.base + (8 * ks + 4 * (q >> 1)) * 128 + a.swz[h][q >> 1];
+  }
+  __device__ __forceinline__ static void split(const float (&y)[4], std::uint32_t (&hi)[4], std::uint32_t (&lo)[4]) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float h = tf32_rna(y[q]);
+      float r = __fsub_rn(y[q], h);
+      r = r == r ? r : 0.0f;
+      hi[q] = __float_as_uint(h);
+      lo[q] = __float_as_uint(tf32_rna(r));
+    }
+  }
+};
+#endif
+
+template <class T, bool P_LO>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
+                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, int fp16_path) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Tl = Sm90Tile<T, P_LO>;
+  using Fr = Fragment<T>;
+  constexpr int kBK = Tl::kBK;
+  static_assert(Fr::kBK == kBK, "the fragments cover one slice");
+  if (args.c_args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
+  extern __shared__ unsigned char smem_raw[];
+  // 128-byte swizzled tiles must start on 1024-byte boundaries.
+  unsigned char* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  const int nk = static_cast<int>(args.kp / kBK);
+  const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * kBN;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Tl::kStages; ++s) {
+      mbar_init(&loaded[s], 1);
+      mbar_init(&consumed[s], kConsumers);
+    }
+  }
+  __syncthreads();
+
+  // Register budget: 168 per thread at launch; the producer gives 128 x 128, the consumers take
+  // 256 x 64 of them (setmaxnreg.inc waits for registers the block has released, forever if too few).
+  if (wg == 0) {  // producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid != 0) return;
+    for (int kb = 0; kb < nk; ++kb) {
+      const int s = kb % Tl::kStages;
+      mbar_wait(&consumed[s], (kb / Tl::kStages) & 1);
+      mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
+      unsigned char* stage = smem + s * Tl::kStageBytes;
+      const int k0 = kb * kBK;
+      if (args.x_k_major) {
+        for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
+      } else {
+        for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+      }
+      tma_load(stage + kRegion, &map_p_hi, &loaded[s], k0, col0);
+      if (P_LO) tma_load(stage + kRegion + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
+    }
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cw = wg - 1;
+  if (tid == 0)
+    for (int s = 0; s < Tl::kStages; ++s) mbar_arrive(&consumed[s]);  // every stage starts free
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int wrow = cw * 64 + warp * 16;  // this warp's 16 rows of the tile; the thread's: wrow + g, + 8
+  const bool k_major = args.x_k_major;
+  float main_acc[64], fresh[64];
+#pragma unroll
+  for (int e = 0; e < 64; ++e) main_acc[e] = fresh[e] = 0.0f;
+  for (int kb = 0; kb < nk; ++kb) {
+    const int s = kb % Tl::kStages;
+    mbar_wait(&loaded[s], (kb / Tl::kStages) & 1);
+    const unsigned char* stage = smem + s * Tl::kStageBytes;
+    const SliceAddress sa = Fr::address(smem_addr(stage), k_major, wrow, g, t);
+    // Scales of the thread's two rows, from their largest elements over the slice (the four
+    // threads of a row hold a quarter of it each).
+    float scale[2] = {1.0f, 1.0f}, unscale[2] = {1.0f, 1.0f};
+    if (fp16_path) {
+      std::uint32_t top[2] = {0, 0};
+#pragma unroll
+      for (int ks = 0; ks < Fr::kSteps; ++ks)
+#pragma unroll
+        for (int q = 0; q < Fr::kElems; ++q) {
+          const std::uint32_t bits = __float_as_uint(lds(Fr::at(sa, ks, q))) & 0x7fffffffu;
+          top[Fr::row_half(q)] = max(top[Fr::row_half(q)], min(bits, 0x7f7fffffu));  // Inf/NaN rows are non-finite anyway
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        top[h] = max(top[h], __shfl_xor_sync(0xffffffffu, top[h], 1));
+        top[h] = max(top[h], __shfl_xor_sync(0xffffffffu, top[h], 2));
+        const int e = scale_exponent(top[h]);
+        scale[h] = exp2i(e), unscale[h] = exp2i(-e);
+      }
+    }
+    std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
+#pragma unroll
+    for (int ks = 0; ks < Fr::kSteps; ++ks) {
+      float y[Fr::kElems];
+#pragma unroll
+      for (int q = 0; q < Fr::kElems; ++q) y[q] = __fmul_rn(lds(Fr::at(sa, ks, q)), scale[Fr::row_half(q)]);
+      Fr::split(y, hi[ks], lo[ks]);
+    }
+    const std::uint64_t p_hi = smem_desc(stage + kRegion), p_lo = p_hi + (kPackedTile >> 4);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, lo[ks], p_hi + 2 * ks, ks, T());
+    if (P_LO) {
+#pragma unroll
+      for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, hi[ks], p_lo + 2 * ks, 1, T());
+    }
+#pragma unroll
+    for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, hi[ks], p_hi + 2 * ks, 1, T());
+    wgmma_commit();
+    // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514),
+    // so this warpgroup waits; the other consumer keeps the Tensor Core busy meanwhile.
+    wgmma_wait_all();
+    if (tid == 0) mbar_arrive(&consumed[s]);
+#pragma unroll
+    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], unscale[(e >> 1) & 1], main_acc[e]);
+  }
+
+  const float unscale_p = plan_unscale(args.c_args.plan, fp16_path);
+  const index_t r0 = row0 + wrow + g, c0 = col0 + 2 * t;
+#pragma unroll
+  for (int e = 0; e < 64; ++e) {
+    // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
+    const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + 8 * (e >> 2) + (e & 1);
+    if (args.transpose_c)
+      store_c(args.c_args, unscale_p, j, i, main_acc[e], 0.0f);
+    else
+      store_c(args.c_args, unscale_p, i, j, main_acc[e], 0.0f);
+  }
+#endif
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    RANDNLA_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || p == nullptr) throw DeviceError("cuTensorMapEncodeTiled: not found in the driver");
+    fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  });
+  return fn;
+}
+
+/// A 2-D tensor map (inner extent x outer extent, row stride in elements), boxes of 128 bytes x box_outer.
+CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_bytes, index_t inner, index_t outer,
+                       index_t stride, int box_outer) {
+  CUtensorMap map{};
+  if (data == nullptr) return map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(stride) * elem_bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kSliceBytes / elem_bytes), static_cast<cuuint32_t>(box_outer)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<void*>(data), dims, strides, box, elem_strides,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw DeviceError("cuTensorMapEncodeTiled: CUresult " + std::to_string(static_cast<int>(r)));
+  return map;
+}
+
+template <class T, bool P_LO>
+void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+  using Tl = Sm90Tile<T, P_LO>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO>;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
+  });
+  const CUtensorMap x = args.x_k_major
+                            ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.k, args.rows, args.x_ld, kBM)
+                            : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.k, args.x_ld, Tl::kBK);
+  const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, kBN);
+  const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, kBN);
+  const dim3 grid(static_cast<unsigned>(args.p_rows_p / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
+  kernel<<<grid, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, fp16_path);
+  RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
+}
+
+}  // namespace
+
+bool wgmma_gemm_available(int device) {
+  int major = 0, minor = 0;
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0;
+}
+
+void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+  static_assert(kPadRows % kBN == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
+  const bool p_lo = args.p_lo != nullptr;
+  if (fp16_path) return p_lo ? launch<__half, true>(args, 1, s) : launch<__half, false>(args, 1, s);
+  p_lo ? launch<float, true>(args, 0, s) : launch<float, false>(args, 0, s);
+}
+
+}  // namespace cuda
+}  // namespace randnla
