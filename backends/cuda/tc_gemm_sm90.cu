@@ -35,7 +35,6 @@ namespace {
 
 constexpr int kBM = 128, kBN = 128, kConsumers = 2, kThreads = 128 * (kConsumers + 1);
 constexpr int kSliceBytes = 128;  // one swizzle row: the K extent of a packed tile row
-constexpr int kRegion = 32768;    // room for the streamed FP32 slice
 constexpr int kPackedTile = kBN * kSliceBytes;
 constexpr int kSmemBudget = 200704;
 
@@ -43,7 +42,7 @@ template <class T, bool P_LO>
 struct Sm90Tile {
   static constexpr int kBK = kSliceBytes / static_cast<int>(sizeof(T));  // 64 (FP16) or 32 (TF32)
   static constexpr int kStreamBytes = kBM * kBK * 4;                     // the FP32 slice as loaded
-  static constexpr int kStageBytes = kRegion + kPackedTile * (P_LO ? 2 : 1);
+  static constexpr int kStageBytes = kStreamBytes + kPackedTile * (P_LO ? 2 : 1);
   static constexpr int kStages = kSmemBudget / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
 };
@@ -257,8 +256,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else {
         for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
       }
-      tma_load(stage + kRegion, &map_p_hi, &loaded[s], k0, col0);
-      if (P_LO) tma_load(stage + kRegion + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
+      tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
+      if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
     }
     return;
   }
@@ -306,7 +305,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int q = 0; q < Fr::kElems; ++q) y[q] = __fmul_rn(lds(Fr::at(sa, ks, q)), scale[Fr::row_half(q)]);
       Fr::split(y, hi[ks], lo[ks]);
     }
-    const std::uint64_t p_hi = smem_desc(stage + kRegion), p_lo = p_hi + (kPackedTile >> 4);
+    const std::uint64_t p_hi = smem_desc(stage + Tl::kStreamBytes), p_lo = p_hi + (kPackedTile >> 4);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, lo[ks], p_hi + 2 * ks, ks, T());
