@@ -323,7 +323,9 @@ class HostBackend final : public Backend {
   }
 
   /// C := alpha * op(A) op(B) + beta * C with A and/or B split, the split parts' products summed
-  /// as the CUDA kernels do: hi*hi + (lo*hi + hi*lo) * 2^-11, then unscaled by 2^-(sA + sB).
+  /// as the mma.sync kernel does: hi*hi + (lo*hi + hi*lo) * 2^-11, then unscaled by 2^-(sA + sB).
+  /// The wgmma kernel splits the same numbers (its lo is not shifted and its scale is per row and
+  /// K slice, so hi and lo differ from these only where an element falls into FP16's subnormals).
   void split_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                      MatrixView<float> c, TensorCore tc, bool split_a, bool split_b, GemmReport* report) {
     host_only(a, "A");
