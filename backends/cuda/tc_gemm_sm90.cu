@@ -23,7 +23,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <string>
 

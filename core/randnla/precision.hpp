@@ -97,7 +97,8 @@ RANDNLA_HD void split_tf32(float x, float& hi, float& lo, float lo_scale = kSpli
 enum class TensorCore {
   FP16,  ///< FP16 operands with power-of-two scaling of each split operand into FP16 range
   TF32,  ///< TF32 operands: FP32's whole exponent range, half FP16's Tensor Core rate
-  Auto   ///< FP16 when the exponent histogram says nothing is lost, else TF32 (ExponentHistogram)
+  Auto   ///< FP16 when the exponent histograms say nothing is lost, else TF32 (ExponentHistogram);
+         ///< the sm_90 kernel scales its streamed operand per row and K slice, so only the other counts
 };
 
 inline const char* to_string(TensorCore t) {
