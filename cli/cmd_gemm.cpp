@@ -41,12 +41,9 @@ int run_gemm(int argc, char** argv) {
       .option("n", "2048", "columns of random B")
       .option("k", "2048", "inner dimension of random A, B")
       .option("reps", "5", "timed repetitions (median reported)");
-  add_common_options(o, ".");
-  o.parse(argc, argv, 2);
-  if (o.help_requested()) {
-    std::printf("%s", o.usage("gemm", "C = A B with every variant: cuBLAS/host SGEMM, TF32, FP16, SHGEMM, TCEC-SGEMM.").c_str());
+  if (!parse_command(o, argc, argv, "gemm", "C = A B with every variant: cuBLAS/host SGEMM, TF32, FP16, SHGEMM, TCEC-SGEMM.",
+                     "."))
     return 0;
-  }
   auto b = open_backend(o);
   auto operand = [&](const char* name, index_t rows, index_t cols, std::uint64_t stream) {
     if (o.has(name)) return to_backend(*b, load_matrix(o.text(name)));

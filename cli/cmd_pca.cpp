@@ -62,12 +62,9 @@ int run_pca(int argc, char** argv) {
       .option("power-iterations", "2", "q")
       .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
       .option("image-shape", "", "HxW of a sample for the component images (default: square)");
-  add_common_options(o, "pca-out");
-  o.parse(argc, argv, 2);
-  if (o.help_requested()) {
-    std::printf("%s", o.usage("pca", "Principal components through RSVD; default input Fashion-MNIST (60000 x 784).").c_str());
+  if (!parse_command(o, argc, argv, "pca", "Principal components through RSVD; default input Fashion-MNIST (60000 x 784).",
+                     "pca-out"))
     return 0;
-  }
   const std::string dir = o.text("output");
   const char* outputs[] = {"components.npy", "singular_values.npy", "components.png", "singular_values.png"};
   for (const char* f : outputs)

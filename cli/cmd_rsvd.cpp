@@ -40,12 +40,9 @@ int run_rsvd(int argc, char** argv) {
       .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | auto")
       .option("tolerance", "", "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tol ||A||_F")
       .option("block-size", "32", "fixed-accuracy mode: columns added per step");
-  add_common_options(o, "rsvd-out");
-  o.parse(argc, argv, 2);
-  if (o.help_requested()) {
-    std::printf("%s", o.usage("rsvd", "Randomized SVD A ~ U diag(S) V^T; writes U.npy, S.npy, V.npy (float32).").c_str());
+  if (!parse_command(o, argc, argv, "rsvd", "Randomized SVD A ~ U diag(S) V^T; writes U.npy, S.npy, V.npy (float32).",
+                     "rsvd-out"))
     return 0;
-  }
   require(o.has("input"), "--input", "(missing)", "is required");
   require(o.has("rank") != o.has("tolerance"), "--rank/--tolerance", "both or neither", "give exactly one");
   const std::string dir = o.text("output");

@@ -18,8 +18,10 @@ int run_rsvd(int argc, char** argv);
 int run_pca(int argc, char** argv);
 int run_gemm(int argc, char** argv);
 
-/// Options every subcommand has: --backend, --device, --seed, --force, --output.
-void add_common_options(Options& o, const std::string& default_output);
+/// Adds the options every subcommand has (--backend, --device, --seed, --force, --output) and
+/// parses the command line; with --help prints the usage and returns false (nothing to run).
+bool parse_command(Options& o, int argc, char** argv, const std::string& command, const std::string& summary,
+                   const std::string& default_output);
 /// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
 std::unique_ptr<Backend> open_backend(const Options& o);
 

@@ -10,12 +10,17 @@
 namespace randnla {
 namespace cli {
 
-void add_common_options(Options& o, const std::string& default_output) {
+bool parse_command(Options& o, int argc, char** argv, const std::string& command, const std::string& summary,
+                   const std::string& default_output) {
   o.option("backend", "auto", "host, cuda or auto (the GPU when there is one)")
       .option("device", "0", "CUDA device number")
       .option("seed", "42", "seed of the random sketch (Philox4x32-10)")
       .option("output", default_output, "output directory")
       .flag("force", "replace existing output files");
+  o.parse(argc, argv, 2);
+  if (!o.help_requested()) return true;
+  std::printf("%s", o.usage(command, summary).c_str());
+  return false;
 }
 
 std::unique_ptr<Backend> open_backend(const Options& o) {

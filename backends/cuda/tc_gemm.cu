@@ -310,7 +310,7 @@ void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p
 }
 
 template <class T, bool A_LO, bool B_LO>
-void launch_gemm(const GemmArgs& args, index_t mp, index_t np, int fp16_path, cudaStream_t s) {
+void launch_gemm(const GemmArgs& args, int fp16_path, cudaStream_t s) {
   using Tl = Tile<T, A_LO, B_LO>;
   auto kernel = tc_gemm_kernel<T, A_LO, B_LO>;
   static bool configured = false;
@@ -319,16 +319,16 @@ void launch_gemm(const GemmArgs& args, index_t mp, index_t np, int fp16_path, cu
                                       static_cast<int>(Tl::kSmemBytes)));
     configured = true;
   }
-  const dim3 grid(static_cast<unsigned>(np / BN), static_cast<unsigned>(mp / BM));
+  const dim3 grid(static_cast<unsigned>(args.np / BN), static_cast<unsigned>(args.mp / BM));
   kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args, fp16_path);
   RANDNLA_CUDA_LAUNCH("tc_gemm kernel");
 }
 
 template <class T>
 void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, int fp16_path, cudaStream_t s) {
-  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, args.mp, args.np, fp16_path, s);
-  if (a_lo) return launch_gemm<T, true, false>(args, args.mp, args.np, fp16_path, s);
-  return launch_gemm<T, false, true>(args, args.mp, args.np, fp16_path, s);
+  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, fp16_path, s);
+  if (a_lo) return launch_gemm<T, true, false>(args, fp16_path, s);
+  return launch_gemm<T, false, true>(args, fp16_path, s);
 }
 
 /// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
@@ -345,7 +345,6 @@ bool choose_wgmma() {
     throw UnsupportedConfiguration("RANDNLA_TC_KERNEL=wgmma: the wgmma kernel needs a compute 9.0 GPU (sm_90a)");
   return forced == "auto" ? available : forced == "wgmma";
 }
-
 
 __global__ void scale_kernel(MatrixView<float> c, float beta) {
   const index_t n = c.size();
@@ -407,34 +406,28 @@ void fill_report(const DevicePlan* plan, bool swap_scales, GemmReport* report, c
   *report = swap_scales ? GemmReport{f, f, h.scale_b, h.scale_a} : GemmReport{f, f, h.scale_a, h.scale_b};
 }
 
+/// Packs both operands as T (the FP16 or the TF32 path) into the workspace and launches the
+/// mma.sync kernel for that path.
+template <class T>
+void pack_both_and_launch(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
+                          float* workspace, int fp16_path, cudaStream_t s) {
+  const std::size_t a_elems = static_cast<std::size_t>(args.mp * args.kp), b_elems = static_cast<std::size_t>(args.np * args.kp);
+  T *ahi = reinterpret_cast<T*>(workspace), *alo = ahi + a_elems, *bhi = alo + a_elems, *blo = bhi + b_elems;
+  pack(a, false, m, k, args.mp, args.kp, ahi, alo, args.plan, 0, fp16_path, kSplitShift, s);
+  pack(b, true, n, k, args.np, args.kp, bhi, blo, args.plan, 1, fp16_path, kSplitShift, s);
+  args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
+  launch_mma_variant<T>(!a.fp16, !b.fp16, args, fp16_path, s);
+}
+
 /// Both operands packed, the mma.sync kernel (any GPU from sm_80).
 void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
                     TensorCore tc, GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
-  const index_t mp = args.mp, np = args.np, kp = args.kp;
-  const bool a_lo = !a.fp16, b_lo = !b.fp16;
-  // Both paths share one allocation: FP16 parts use half of what TF32 parts need.
-  const std::size_t a_elems = static_cast<std::size_t>(mp * kp), b_elems = static_cast<std::size_t>(np * kp);
-  float* base = static_cast<float*>(ws.get(2 * (a_elems + b_elems) * sizeof(float)));
-  float *ahi = base, *alo = base + a_elems, *bhi = base + 2 * a_elems, *blo = bhi + b_elems;
-  DevicePlan* plan = plan_on_device(a_lo ? &a : nullptr, b_lo ? &b : nullptr, tc, ws, s);
-  args.plan = plan;
-  for (int fp16_path : {1, 0}) {
-    if (fp16_path && tc == TensorCore::TF32) continue;
-    if (fp16_path) {
-      auto *h_ahi = reinterpret_cast<__half*>(ahi), *h_alo = reinterpret_cast<__half*>(alo);
-      auto *h_bhi = reinterpret_cast<__half*>(bhi), *h_blo = reinterpret_cast<__half*>(blo);
-      pack(a, false, m, k, mp, kp, h_ahi, h_alo, plan, 0, 1, kSplitShift, s);
-      pack(b, true, n, k, np, kp, h_bhi, h_blo, plan, 1, 1, kSplitShift, s);
-      args.a_hi = h_ahi, args.a_lo = h_alo, args.b_hi = h_bhi, args.b_lo = h_blo;
-      launch_mma_variant<__half>(a_lo, b_lo, args, 1, s);
-    } else {
-      pack(a, false, m, k, mp, kp, ahi, alo, plan, 0, 0, kSplitShift, s);
-      pack(b, true, n, k, np, kp, bhi, blo, plan, 1, 0, kSplitShift, s);
-      args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
-      launch_mma_variant<float>(a_lo, b_lo, args, 0, s);
-    }
-  }
-  fill_report(plan, false, report, s);
+  // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
+  float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
+  args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s);
+  if (tc != TensorCore::TF32) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, 1, s);
+  pack_both_and_launch<float>(a, b, m, n, k, args, workspace, 0, s);
+  fill_report(args.plan, false, report, s);
 }
 
 /// One FP32 operand streamed, the other packed, the wgmma kernel (compute 9.0). The streamed one is
@@ -453,7 +446,6 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const index_t x_ld = x_aligned ? x.ld : round_up(x.rows, 4);
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes));
-  float *phi = reinterpret_cast<float*>(base), *plo = phi + p_elems;
   const float* x_data = static_cast<const float*>(x.data);
   if (!x_aligned) {
     auto* copy = reinterpret_cast<float*>(base + 2 * p_elems * sizeof(float));
@@ -468,18 +460,15 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
   StreamGemmArgs sa{x_data, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args};
-  for (int fp16_path : {1, 0}) {
-    if (fp16_path && tc == TensorCore::TF32) continue;
-    if (fp16_path) {
-      auto *hi = reinterpret_cast<__half*>(phi), *lo = hi + p_elems;
-      pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1, 1.0f, s);
-      sa.p_hi = hi, sa.p_lo = p.fp16 ? nullptr : lo;
-    } else {
-      pack(p, !stream_b, p_rows, k, p_rows_p, kp, phi, plo, plan, 1, 0, 1.0f, s);
-      sa.p_hi = phi, sa.p_lo = p.fp16 ? nullptr : plo;
-    }
+  auto pack_and_launch = [&](auto part, int fp16_path) {  // part: the packed element type of the path
+    using T = decltype(part);
+    T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;
+    pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, fp16_path, 1.0f, s);
+    sa.p_hi = hi, sa.p_lo = p.fp16 ? nullptr : lo;
     launch_wgmma_gemm(sa, fp16_path, s);
-  }
+  };
+  if (tc != TensorCore::TF32) pack_and_launch(__half(), 1);
+  pack_and_launch(float(), 0);
   fill_report(plan, stream_b, report, s);
 }
 
