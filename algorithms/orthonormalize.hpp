@@ -11,16 +11,21 @@ enum class Orthonormalizer {
   Householder,        ///< LAPACK geqrf + orgqr (cuSOLVER on the GPU): unconditionally stable
   CholeskyQR,         ///< one pass, Gram matrix and Cholesky in FP64: orthogonality ~ cond(Y)^2 * 2^-53
   CholeskyQR2,        ///< two passes (Yamamoto et al. 2015): FP32-level orthogonality for cond(Y) < ~1e7
-  ShiftedCholeskyQR3  ///< shifted first pass, then CholeskyQR2 (Fukaya et al. 2020): cond(Y) up to ~1e15
+  ShiftedCholeskyQR3, ///< shifted first pass, then CholeskyQR2 (Fukaya et al. 2020): cond(Y) up to ~1e15
+  Auto                ///< CholeskyQR, and CholeskyQR2's second pass only when the first left
+                      ///< ||Q^T Q - I||_F > 2^-24 (FP32's unit roundoff), checked on the Gram matrix
+                      ///< that second pass starts from; reported as whichever ran
 };
 
 const char* to_string(Orthonormalizer o);
-/// Parses householder | cholqr | cholqr2 | scholqr3; throws InvalidArgument naming `parameter`.
+/// Parses householder | cholqr | cholqr2 | scholqr3 | auto; throws InvalidArgument naming `parameter`.
 Orthonormalizer parse_orthonormalizer(const std::string& text, const std::string& parameter = "orthonormalizer");
 
 /// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y).
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
-/// CholeskyQR/CholeskyQR2 -> ShiftedCholeskyQR3 -> Householder. Returns the method that produced Q.
+/// CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder. Returns the method that
+/// produced Q. Q = Y R^{-1} with R upper triangular; R's diagonal is positive for every method
+/// but Householder, whose column signs are LAPACK's.
 /// Throws InvalidArgument if m < l.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method);
 

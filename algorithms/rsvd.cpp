@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "svd_through_gram.hpp"
+
 namespace randnla {
 
 const char* to_string(SketchPrecision s) {
@@ -96,28 +98,46 @@ class Products {
   SketchPrecision s_;
 };
 
-void check_finite(Backend& b, MatrixView<const float> a) {
+/// Any Inf or NaN in a row of A makes that row of Y = A Omega non-finite (every product of the
+/// library keeps IEEE semantics for them), so A itself is scanned only when Y is not finite, to
+/// say why: non-finite entries, or entries so large that the product overflows FP32.
+void require_finite_sketch(Backend& b, MatrixView<const float> a, MatrixView<const float> y) {
+  if (b.exponent_histogram(y).nonfinite() == 0) return;
   const std::int64_t bad = b.exponent_histogram(a).nonfinite();
   require(bad == 0, "A", std::to_string(bad) + " non-finite entries", "must be finite");
+  throw InvalidArgument("A", "a matrix with ||A||_F = " + detail::to_text(b.frobenius_norm(a)),
+                        "is too large: the sketch A * Omega overflows FP32 (scale A down; its SVD scales with it)");
 }
 
-/// SVD of the wide l x n matrix B through Bt = B^T = Q2 R, R = Ur diag(s) Vr^T:
-/// B = Vr diag(s) (Q2 Ur)^T, so Uhat = Vr (l x l) and V = Q2 Ur (n x l).
-void svd_of_wide(Backend& b, MatrixView<const float> bm, SvdMethod method, Matrix<float>& uhat,
-                 Matrix<float>& s, Matrix<float>& v, RsvdReport& report) {
-  const index_t l = bm.rows(), n = bm.cols();
+/// ||A||_F in FP64, which no finite FP32 matrix can overflow: it is finite exactly when A is.
+double require_finite_norm(Backend& b, MatrixView<const float> a) {
+  const double norm = b.frobenius_norm(a);
+  if (!std::isfinite(norm))
+    throw InvalidArgument("A", std::to_string(b.exponent_histogram(a).nonfinite()) + " non-finite entries",
+                          "must be finite");
+  return norm;
+}
+
+/// SVD of B = Bt^T (l x n, given as Bt, n x l): B = Uhat diag(s) V^T with Uhat l x l, V n x l.
+/// Gram (and Auto): Bt = V diag(s) Uhat^T by svd_through_gram. Otherwise Bt = Q2 R,
+/// R = Ur diag(s) Vr^T (Backend::svd), so V = Q2 Ur and Uhat = Vr.
+void svd_of_wide(Backend& b, MatrixView<const float> bt, SvdMethod method, Matrix<float>& uhat, Matrix<float>& s,
+                 Matrix<float>& v, RsvdReport& report) {
+  const index_t n = bt.rows(), l = bt.cols();
+  uhat = Matrix<float>(b, l, l, "Uhat");
+  s = Matrix<float>(b, l, 1, "S");
+  v = Matrix<float>(b, n, l, "V");
+  if (method == SvdMethod::Gram || method == SvdMethod::Auto) {
+    report.orthonormalizers.push_back(to_string(svd_through_gram(b, bt, v, s, uhat)));
+    return;
+  }
   Matrix<float> q2(b, n, l, "Q2");
-  b.transpose(bm, q2.view());
-  Matrix<float> bt(b, n, l, "Bt");
-  b.copy(q2.view(), bt.view());
-  report.orthonormalizers.push_back(to_string(orthonormalize(b, q2.view(), Orthonormalizer::CholeskyQR2)));
+  b.copy(bt, q2.view());
+  report.orthonormalizers.push_back(to_string(orthonormalize(b, q2.view(), Orthonormalizer::Auto)));
   Matrix<float> r(b, l, l, "R"), ur(b, l, l, "Ur"), vrt(b, l, l, "VrT");
   b.gemm(Op::T, Op::N, 1.0f, q2, bt, 0.0f, r, GemmPrecision::FP32);
-  s = Matrix<float>(b, l, 1, "S");
   b.svd(r.view(), s.view(), ur.view(), vrt.view(), method);
-  uhat = Matrix<float>(b, l, l, "Uhat");
   b.transpose(vrt, uhat.view());
-  v = Matrix<float>(b, n, l, "V");
   b.gemm(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, GemmPrecision::FP32);
 }
 
@@ -166,14 +186,13 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, o.progress);
-  check_finite(b, a);
-  rep.ms_check = clock.lap("input check");
-
   const index_t l = k + p;
   Products prod(b, o.sketch);
   Matrix<float> y(b, m, l, "Y");
   prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, 0}, l, y, &rep.sketch_kernel);
   rep.ms_projection += clock.lap("projection");
+  require_finite_sketch(b, a, y);
+  rep.ms_check = clock.lap("input check");
   rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), o.orthonormalizer)));
   rep.ms_orthonormalization += clock.lap("orthonormalisation");
   Matrix<float> z(b, n, l, "Z");
@@ -188,11 +207,11 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
     rep.ms_orthonormalization += clock.lap("orthonormalisation");
   }
 
-  Matrix<float> bm(b, l, n, "B");
-  prod.gemm(Op::T, Op::N, 1.0f, y, a, 0.0f, bm);
+  Matrix<float> bt(b, n, l, "Bt");  // B^T = A^T Q: the orientation the small SVD reads
+  prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, bt);
   rep.ms_qt_a = clock.lap("Q^T A");
   Matrix<float> uhat, s, v;
-  svd_of_wide(b, bm, o.small_svd, uhat, s, v, rep);
+  svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
   rep.ms_small_svd = clock.lap("small SVD");
   assemble(b, prod, y, uhat, s, v, k, res);
   rep.ms_u = clock.lap("U = Q Uhat");
@@ -215,8 +234,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b);
-  check_finite(b, a);
-  const double norm_a = b.frobenius_norm(a);
+  const double norm_a = require_finite_norm(b, a);
   rep.ms_check = clock.lap();
 
   Products prod(b, o.sketch);
@@ -228,9 +246,9 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
     Matrix<float> yi(b, m, bs, "Y_i"), zi(b, n, bs, "Z_i");
     prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, step}, bs, yi, step == 0 ? &rep.sketch_kernel : nullptr);
     for (int it = 0; it < o.power_iterations; ++it) {
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::CholeskyQR2)));
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::Auto)));
       prod.gemm(Op::T, Op::N, 1.0f, a, yi, 0.0f, zi);
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, zi.view(), Orthonormalizer::CholeskyQR2)));
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, zi.view(), Orthonormalizer::Auto)));
       prod.gemm(Op::N, Op::N, 1.0f, a, zi, 0.0f, yi);
     }
     rep.ms_projection += clock.lap();
@@ -241,7 +259,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
         b.gemm(Op::T, Op::N, 1.0f, qk, yi, 0.0f, c, GemmPrecision::FP32);
         b.gemm(Op::N, Op::N, -1.0f, qk, c, 1.0f, yi, GemmPrecision::FP32);
       }
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::CholeskyQR2)));
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::Auto)));
     }
     rep.ms_orthonormalization += clock.lap();
     MatrixView<float> bi = bm.view().block(rank, 0, bs, n);
@@ -252,10 +270,10 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
     rank += bs;
     rep.ms_qt_a += clock.lap();
   }
-  Matrix<float> bk(b, rank, n, "B_k");
-  b.copy(MatrixView<const float>(bm.view()).block(0, 0, rank, n), bk.view());
+  Matrix<float> bt(b, n, rank, "Bt");
+  b.transpose(MatrixView<const float>(bm.view()).block(0, 0, rank, n), bt.view());
   Matrix<float> uhat, s, v;
-  svd_of_wide(b, bk, o.small_svd, uhat, s, v, rep);
+  svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
   rep.ms_small_svd = clock.lap();
   assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank, res);
   rep.ms_u = clock.lap();

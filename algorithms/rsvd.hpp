@@ -27,8 +27,8 @@ struct RsvdOptions {
   int power_iterations = 0;         ///< q: Y = (A A^T)^q A Omega, re-orthonormalised between products
   std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
   SketchPrecision sketch = SketchPrecision::Auto;
-  Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR2;
-  SvdMethod small_svd = SvdMethod::Auto;
+  Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
+  SvdMethod small_svd = SvdMethod::Auto;  ///< Auto = Gram: svd_through_gram on B^T
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
   /// Called after each phase with its name and the milliseconds it took (e.g. for progress output).
   std::function<void(const std::string& phase, double ms)> progress;
@@ -39,6 +39,7 @@ struct RsvdReport {
   std::string backend;
   std::string sketch_kernel;                   ///< e.g. "shgemm fp16-TC (A scaled by 2^3)"
   std::vector<std::string> orthonormalizers;   ///< the method each orthonormalisation actually used
+  /// ms_check: the non-finite check, done on the sketch Y (A is scanned only when Y is not finite)
   double ms_check = 0, ms_projection = 0, ms_orthonormalization = 0, ms_qt_a = 0, ms_small_svd = 0, ms_u = 0,
          ms_error = 0;
   double relative_error_estimate = -1;         ///< ~ ||A - U S V^T||_F / ||A||_F; -1 when not estimated
@@ -57,7 +58,9 @@ struct RsvdResult {
 /// Rank-k randomized SVD of A (m x n, FP32, LayoutLeft, in the backend's memory; A is not modified).
 /// Halko, Martinsson & Tropp (2011), Algorithms 4.4 and 5.1, with Omega in FP16 as in Ootomo &
 /// Yokota, "Mixed-Precision Random Projection for RandNLA on Tensor Cores" (Algorithm 1).
-/// Throws InvalidArgument for k <= 0, p < 0, q < 0, k + p > min(m, n), or non-finite entries in A.
+/// Throws InvalidArgument for k <= 0, p < 0, q < 0, k + p > min(m, n), non-finite entries in A,
+/// or entries so large that A * Omega overflows FP32 (both found from the sketch, not by a pass
+/// over A).
 RsvdResult rsvd(Backend& backend, MatrixView<const float> a, index_t k, const RsvdOptions& options = {});
 
 struct FixedAccuracyOptions {

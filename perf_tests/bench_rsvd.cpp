@@ -2,7 +2,7 @@
 // sketch precision against cuSOLVER gesvdr, with the exact relative residual ||A - U S V^T||_F /
 // ||A||_F computed on the device, and the phase breakdown of the median run.
 // A = U diag(sigma) V^T, sigma_i = i^-1.5 for i <= 1024 (U, V Householder Q of Gaussians).
-// Usage: bench_rsvd [--quick|--full] [gesvd|gesdd|jacobi|polar]
+// Usage: bench_rsvd [--quick|--full] [gesvd|gesdd|jacobi|polar|gram|auto]  (the small SVD; auto = gram)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -98,11 +98,13 @@ int main(int argc, char** argv) {
         const RsvdResult& med = runs[runs.size() / 2];
         const RsvdReport& rp = med.report;
         const double err = exact_error(*b, a, med.U, med.S, med.V, norm_a);
+        std::string orth;
+        for (const std::string& name : rp.orthonormalizers) orth += (orth.empty() ? "" : ",") + name;
         std::printf(
             "n=%ld q=%d %-14s total %8.3f ms  error %.4e  [check %.2f, proj %.2f, orth %.2f, QtA %.2f, svd %.2f, U %.2f] "
-            "%s\n",
+            "%s; %s\n",
             static_cast<long>(n), q, to_string(sk), rp.total_ms(), err, rp.ms_check, rp.ms_projection,
-            rp.ms_orthonormalization, rp.ms_qt_a, rp.ms_small_svd, rp.ms_u, rp.sketch_kernel.c_str());
+            rp.ms_orthonormalization, rp.ms_qt_a, rp.ms_small_svd, rp.ms_u, rp.sketch_kernel.c_str(), orth.c_str());
         std::fflush(stdout);
       }
     }

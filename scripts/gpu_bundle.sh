@@ -13,7 +13,7 @@ rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
 cmake -S . -B build-cuda -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_TESTS=ON -DRANDNLA_BUILD_TOOL=ON \
   -DRANDNLA_BUILD_PERF_TESTS=ON -DRANDNLA_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-cuda -j "$jobs" --target test_core test_philox test_host_gemm test_orthonormalize test_rsvd \
-  test_gpu bench_gemm bench_rsvd randnla_cli
+  test_gpu bench_gemm bench_rsvd bench_dense_parts randnla_cli
 cp build-cuda/unit_tests/test_* build-cuda/perf_tests/bench_* build-cuda/cli/randnla "$out/bin-debian/"
 # The main job's default input, which the GPU machine does not have.
 mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"

@@ -1,8 +1,10 @@
-// Orthonormalisers: orthogonality, span, and the breakdown fallback.
+// The RSVD's dense steps: orthonormalisers (orthogonality, span, the adaptive second pass, the
+// breakdown fallback), the symmetric eigensolver and the SVD through the Gram matrix.
 #include <cmath>
 
 #include "backends.hpp"
 #include "orthonormalize.hpp"
+#include "svd_through_gram.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -50,12 +52,94 @@ TEST(Orthonormalize, IllConditionedCholeskyQRBreaksDownAndFallsBack) {
   EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used);
 }
 
+TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {
+  auto b = make_backend(BackendKind::Host);
+  // cond 10: one FP64 pass leaves ||Q^T Q - I|| ~ 1e-14; cond 1e6: ~ 2^-53 1e12 ~ 1e-4, so a second pass.
+  for (double cond : {1e1, 1e6}) {
+    const auto y = graded(3000, 48, cond);
+    auto q = y;
+    const Orthonormalizer used = orthonormalize(*b, q.view(), Orthonormalizer::Auto);
+    EXPECT_EQ(used, cond < 10.5 ? Orthonormalizer::CholeskyQR : Orthonormalizer::CholeskyQR2) << cond;
+    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << cond;
+    EXPECT_LT(span_residual(y, q), 1e-5) << cond;
+  }
+}
+
 TEST(Orthonormalize, RejectsWideInputAndParsesNames) {
   auto b = make_backend(BackendKind::Host);
   test::HostMatrix<float> wide(3, 5);
   EXPECT_THROW(orthonormalize(*b, wide.view(), Orthonormalizer::Householder), InvalidArgument);
   EXPECT_EQ(parse_orthonormalizer("scholqr3"), Orthonormalizer::ShiftedCholeskyQR3);
+  EXPECT_EQ(parse_orthonormalizer("auto"), Orthonormalizer::Auto);
   EXPECT_THROW(parse_orthonormalizer("qr"), InvalidArgument);
+}
+
+TEST(SymmetricEig, DescendingEigenpairsOfAKnownSpectrum) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t n = 60;
+  std::vector<double> lambda(n);
+  for (index_t i = 0; i < n; ++i) lambda[i] = std::pow(10.0, -8.0 * i / (n - 1));
+  // G = Q diag(lambda) Q^T, Q orthogonal: the Gram matrix of diag(sqrt(lambda)) Q^T.
+  std::vector<double> root(n);
+  for (index_t i = 0; i < n; ++i) root[i] = std::sqrt(lambda[i]);
+  const auto x = test::matrix_with_spectrum(n, n, root, 5);
+  Matrix<double> g(*b, n, n), w(*b, n, 1);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (index_t t = 0; t < n; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
+      g.view()(i, j) = s;
+    }
+  const Matrix<double> g0 = [&] {
+    Matrix<double> c(*b, n, n);
+    b->copy(MatrixView<const double>(g.view()), c.view());
+    return c;
+  }();
+  b->symmetric_eig(g.view(), w.view());
+  const auto sx = test::singular_values(x.cview());
+  double worst_residual = 0, worst_orth = 0;
+  for (index_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(w.view()(i, 0), sx[i] * sx[i], 1e-13) << i;  // descending, as the SVD of x gives
+    for (index_t j = 0; j < n; ++j) {
+      double gv = 0, vv = 0;
+      for (index_t t = 0; t < n; ++t) {
+        gv += g0.view()(j, t) * g.view()(t, i);
+        vv += g.view()(t, i) * g.view()(t, j);
+      }
+      worst_residual = std::max(worst_residual, std::abs(gv - w.view()(i, 0) * g.view()(j, i)));
+      worst_orth = std::max(worst_orth, std::abs(vv - (i == j ? 1.0 : 0.0)));
+    }
+  }
+  EXPECT_LT(worst_residual, 1e-13);
+  EXPECT_LT(worst_orth, 1e-13);
+}
+
+// The small SVD of the RSVD: accurate to FP32's rounding of A whatever A's condition, and with
+// orthonormal factors when A is rank deficient: numerically (CholeskyQR orthonormalises the noise
+// columns of A V) or exactly (zero columns: CholeskyQR breaks down, Householder's signs are repaired).
+TEST(SvdThroughGram, MatchesLapackOnGradedAndRankDeficientMatrices) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 1500, n = 64;
+  struct Case { double cond; index_t rank; bool zero_columns; };
+  for (const Case c : {Case{1e2, n, false}, Case{1e7, n, false}, Case{1e3, 40, false}, Case{1e3, 40, true}}) {
+    std::vector<double> sigma(c.rank);
+    for (index_t i = 0; i < c.rank; ++i) sigma[i] = std::pow(c.cond, -static_cast<double>(i) / (c.rank - 1));
+    auto a = test::matrix_with_spectrum(m, n, sigma, 17);
+    if (c.zero_columns) {
+      const auto x = test::matrix_with_spectrum(m, c.rank, sigma, 17);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i) a(i, j) = j < c.rank ? x(i, j) : 0.0f;
+    }
+    Matrix<float> u(*b, m, n), s(*b, n, 1), v(*b, n, n);
+    const Orthonormalizer used = svd_through_gram(*b, a.cview(), u.view(), s.view(), v.view());
+    const auto exact = test::singular_values(a.cview());
+    for (index_t i = 0; i < n; ++i) EXPECT_NEAR(s.data()[i], exact[i], 1e-6 * exact[0]) << i << " cond " << c.cond;
+    for (index_t i = 1; i < n; ++i) EXPECT_LE(s.data()[i], s.data()[i - 1]);
+    EXPECT_LT(test::lowrank_relative_error(a.cview(), u.view(), s.view(), v.view()), 1e-6) << c.cond;
+    EXPECT_LT(test::orthogonality_loss(u.view()), 1e-5) << c.cond << " " << to_string(used);
+    EXPECT_LT(test::orthogonality_loss(v.view()), 1e-6) << c.cond;
+    if (c.zero_columns) EXPECT_EQ(used, Orthonormalizer::Householder);  // the sign repair is exercised
+  }
 }
 
 }  // namespace

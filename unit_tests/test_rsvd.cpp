@@ -129,7 +129,29 @@ TEST(Rsvd, BadInputThrows) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("1 non-finite"), std::string::npos) << e.what();
   }
+  // The non-finite check reads the sketch: an Inf must make its row of Y non-finite, in every precision.
+  a(3, 4) = -INFINITY;
+  for (auto sk : {SketchPrecision::FP32, SketchPrecision::ShgemmFP16, SketchPrecision::Auto}) {
+    RsvdOptions so;
+    so.sketch = sk;
+    try {
+      rsvd(*b, a.cview(), 5, so);
+      ADD_FAILURE() << "Inf accepted with sketch " << to_string(sk);
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("1 non-finite"), std::string::npos) << e.what();
+    }
+  }
+  FixedAccuracyOptions fa;
+  EXPECT_THROW(rsvd_fixed_accuracy(*b, a.cview(), fa), InvalidArgument);
   a(3, 4) = 0;
+  auto huge = a;  // finite, but A * Omega overflows FP32
+  for (float& x : huge.data) x = 3e38f;
+  try {
+    rsvd(*b, huge.cview(), 5);
+    ADD_FAILURE() << "an overflowing sketch accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows FP32"), std::string::npos) << e.what();
+  }
   FixedAccuracyOptions f;
   f.tolerance = 1.5;
   EXPECT_THROW(rsvd_fixed_accuracy(*b, a.cview(), f), InvalidArgument);

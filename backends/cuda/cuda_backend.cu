@@ -165,16 +165,8 @@ class CudaBackend final : public Backend {
     return out;
   }
 
-  double frobenius_norm(MatrixView<const float> x) override {
-    device_only(x, "X");
-    auto* d = static_cast<double*>(scratch(sizeof(double)));
-    RANDNLA_CUDA(cudaMemsetAsync(d, 0, sizeof(double), stream_->get()));
-    cuda::launch_sum_squares(x, d, stream_->get());
-    double h = 0;
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream_->get()));
-    synchronize();
-    return std::sqrt(h);
-  }
+  double frobenius_norm(MatrixView<const float> x) override { return sum_squares_root(x); }
+  double frobenius_norm(MatrixView<const double> x) override { return sum_squares_root(x); }
 
   void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
             MatrixView<double> c) override {
@@ -270,6 +262,28 @@ class CudaBackend final : public Backend {
                              blas_int(r.ld(), "R.ld"), y.data(), blas_int(y.ld(), "Y.ld")));
   }
 
+  void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
+    device_only(g, "G");
+    device_only(w, "w");
+    require_square(g, "G");
+    require_shape(w, g.rows(), 1, "w");
+    if (g.rows() == 0) return;
+    SolverParams params;
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    RANDNLA_CUDA(cusolverDnXsyevd_bufferSize(solver_.get(), params.get(), CUSOLVER_EIG_MODE_VECTOR,
+                                             CUBLAS_FILL_MODE_UPPER, g.rows(), CUDA_R_64F, g.data(), g.ld(), CUDA_R_64F,
+                                             w.data(), CUDA_R_64F, &dev_bytes, &host_bytes));
+    auto dev_work = allocate(dev_bytes + 1);
+    std::vector<char> host_work(host_bytes + 1);
+    RANDNLA_CUDA(cusolverDnXsyevd(solver_.get(), params.get(), CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
+                                  g.rows(), CUDA_R_64F, g.data(), g.ld(), CUDA_R_64F, w.data(), CUDA_R_64F,
+                                  dev_work.get(), dev_bytes, host_work.data(), host_bytes, device_info()));
+    const int info = host_info();
+    if (info > 0) throw NumericalBreakdown("syevd did not converge (info = " + std::to_string(info) + ")");
+    require(info == 0, "syevd argument", -info, "is invalid");
+    cuda::launch_reverse_eigenpairs(g, w, stream_->get());
+  }
+
   void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
            SvdMethod method) override {
     for (auto* v : {&a, &u, &vt}) device_only(*v, "A");
@@ -280,6 +294,8 @@ class CudaBackend final : public Backend {
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
     switch (method == SvdMethod::Auto ? SvdMethod::Polar : method) {
+      case SvdMethod::Gram:
+        throw InvalidArgument("method", "gram", "is an algorithm (randnla::svd_through_gram), not a backend routine");
       case SvdMethod::Gesdd: return svd_on_host(a, s, u, vt);
       case SvdMethod::Gesvd: {
         int lwork = 0;
@@ -304,19 +320,15 @@ class CudaBackend final : public Backend {
       case SvdMethod::Auto:
       case SvdMethod::Polar: {
         Matrix<float> v(*this, n, n, "V");
-        cusolverDnParams_t params = nullptr;
-        RANDNLA_CUDA(cusolverDnCreateParams(&params));
-        std::unique_ptr<void, void (*)(void*)> guard(params, [](void* p) {
-          cusolverDnDestroyParams(static_cast<cusolverDnParams_t>(p));
-        });
+        SolverParams params;
         std::size_t dev_bytes = 0, host_bytes = 0;
-        RANDNLA_CUDA(cusolverDnXgesvdp_bufferSize(solver_.get(), params, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F,
+        RANDNLA_CUDA(cusolverDnXgesvdp_bufferSize(solver_.get(), params.get(), CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F,
                                                   a.data(), a.ld(), CUDA_R_32F, s.data(), CUDA_R_32F, u.data(), u.ld(),
                                                   CUDA_R_32F, v.data(), n, CUDA_R_32F, &dev_bytes, &host_bytes));
         auto dev_work = allocate(dev_bytes + 1);
         std::vector<char> host_work(host_bytes + 1);
         double err_sigma = 0;
-        RANDNLA_CUDA(cusolverDnXgesvdp(solver_.get(), params, CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F, a.data(),
+        RANDNLA_CUDA(cusolverDnXgesvdp(solver_.get(), params.get(), CUSOLVER_EIG_MODE_VECTOR, 1, m, n, CUDA_R_32F, a.data(),
                                        a.ld(), CUDA_R_32F, s.data(), CUDA_R_32F, u.data(), u.ld(), CUDA_R_32F, v.data(),
                                        n, CUDA_R_32F, dev_work.get(), dev_bytes, host_work.data(), host_bytes,
                                        device_info(), &err_sigma));
@@ -330,6 +342,14 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  struct SolverParams {
+    SolverParams() { RANDNLA_CUDA(cusolverDnCreateParams(&p)); }
+    ~SolverParams() { cusolverDnDestroyParams(p); }
+    SolverParams(const SolverParams&) = delete;
+    SolverParams& operator=(const SolverParams&) = delete;
+    cusolverDnParams_t get() const { return p; }
+    cusolverDnParams_t p = nullptr;
+  };
   struct gesvdj_params {
     gesvdj_params() { RANDNLA_CUDA(cusolverDnCreateGesvdjInfo(&p)); }
     ~gesvdj_params() { cusolverDnDestroyGesvdjInfo(p); }
@@ -396,6 +416,18 @@ class CudaBackend final : public Backend {
     RANDNLA_CUDA(cudaMemcpy2DAsync(d.data(), d.ld() * sizeof(T), s.data(), s.ld() * sizeof(T), s.rows() * sizeof(T),
                                    s.cols(), cudaMemcpyDefault, stream_->get()));
     synchronize();
+  }
+
+  template <class T>
+  double sum_squares_root(MatrixView<const T> x) {
+    device_only(x, "X");
+    auto* d = static_cast<double*>(scratch(sizeof(double)));
+    RANDNLA_CUDA(cudaMemsetAsync(d, 0, sizeof(double), stream_->get()));
+    cuda::launch_sum_squares(x, d, stream_->get());
+    double h = 0;
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, stream_->get()));
+    synchronize();
+    return std::sqrt(h);
   }
 
   void* scratch(std::size_t bytes) {

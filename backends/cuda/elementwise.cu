@@ -50,7 +50,8 @@ __global__ void histogram_kernel(MatrixView<const float> x, unsigned long long* 
     if (local[b]) atomicAdd(&hist[b], static_cast<unsigned long long>(local[b]));
 }
 
-__global__ void sum_squares_kernel(MatrixView<const float> x, double* out) {
+template <class T>
+__global__ void sum_squares_kernel(MatrixView<const T> x, double* out) {
   const index_t rows = x.rows(), n = rows * x.cols();
   double acc = 0.0;
   for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
@@ -129,10 +130,26 @@ void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaS
   histogram_kernel<<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, hist);
   RANDNLA_CUDA_LAUNCH("histogram");
 }
-void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s) {
+template <class T>
+void sum_squares(MatrixView<const T> x, double* out, cudaStream_t s) {
   if (x.empty()) return;
-  sum_squares_kernel<<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, out);
+  sum_squares_kernel<T><<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, out);
   RANDNLA_CUDA_LAUNCH("sum_squares");
+}
+void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s) { sum_squares(x, out, s); }
+void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s) { sum_squares(x, out, s); }
+void launch_reverse_eigenpairs(MatrixView<double> g, MatrixView<double> w, cudaStream_t s) {
+  const index_t n = g.cols();
+  for_each(g.rows(), n / 2, s, "reverse_eigenpairs", [=] __device__(index_t i, index_t j) {
+    const double t = at(g, i, j);
+    at(g, i, j) = at(g, i, n - 1 - j);
+    at(g, i, n - 1 - j) = t;
+    if (i == 0) {
+      const double v = at(w, j, 0);
+      at(w, j, 0) = at(w, n - 1 - j, 0);
+      at(w, n - 1 - j, 0) = v;
+    }
+  });
 }
 
 }  // namespace cuda

@@ -23,6 +23,9 @@ void launch_zero_lower(MatrixView<double> g, cudaStream_t s);
 void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s);
 /// *out += sum of squares of x, in FP64 (out zeroed by the caller).
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
+void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s);
+/// Reverses the order of G's columns and w's entries (ascending eigenpairs to descending).
+void launch_reverse_eigenpairs(MatrixView<double> g, MatrixView<double> w, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace randnla

@@ -4,7 +4,9 @@
 // One FP32 operand, the "streamed" one (the larger, or the only FP32 one), is read straight from
 // the caller's matrix and split in registers, as in the SHGEMM paper; the other is packed
 // beforehand (tc_gemm.cu) as K-contiguous hi (and lo) parts. So the large operand crosses device
-// memory once, and no pass over it precedes the product. One block computes 128 x 128 of C:
+// memory once, and no pass over it precedes the product. One block computes 128 x BN of C, BN =
+// 128, or 136 where that covers the packed operand's rows in fewer padded rows (an RSVD's
+// l = k + p = 266 or 272 takes two 136-wide tiles instead of three 128-wide ones, 41% of them padding):
 //  - a producer warp streams K slices of both operands into a ring of shared-memory stages with
 //    the bulk tensor copy engine (TMA, 128-byte swizzle);
 //  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread scales its two
@@ -32,15 +34,18 @@ namespace randnla {
 namespace cuda {
 namespace {
 
-constexpr int kBM = 128, kBN = 128, kConsumers = 2, kThreads = 128 * (kConsumers + 1);
+constexpr int kBM = 128, kConsumers = 2, kThreads = 128 * (kConsumers + 1);
 constexpr int kSliceBytes = 128;  // one swizzle row: the K extent of a packed tile row
-constexpr int kPackedTile = kBN * kSliceBytes;
-constexpr int kSmemBudget = 200704;
+constexpr int kSmemBudget = 232448 - 2048;  // the H100's 227 KiB per block, less alignment slack and barriers
 
-template <class T, bool P_LO>
+/// BN = 128 + 8 * kExtraN8: the tile's columns, as one wgmma N = 128 and kExtraN8 (0 or 1) N = 8.
+template <class T, bool P_LO, int BN>
 struct Sm90Tile {
+  static_assert(BN == 128 || BN == 136, "tiles are 128 or 128 + 8 columns wide");
+  static constexpr int kExtraN8 = (BN - 128) / 8;
   static constexpr int kBK = kSliceBytes / static_cast<int>(sizeof(T));  // 64 (FP16) or 32 (TF32)
   static constexpr int kStreamBytes = kBM * kBK * 4;                     // the FP32 slice as loaded
+  static constexpr int kPackedTile = BN * kSliceBytes;                   // a multiple of 1024 (8 rows)
   static constexpr int kStageBytes = kStreamBytes + kPackedTile * (P_LO ? 2 : 1);
   static constexpr int kStages = kSmemBudget / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
@@ -102,6 +107,24 @@ __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+
+/// The same for the 8 columns past the first 128 (m64n8: 4 accumulators a thread).
+__device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
+                                         __half) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
+                                         float) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
@@ -214,14 +237,14 @@ struct Fragment<float> {
 };
 #endif
 
-template <class T, bool P_LO>
+template <class T, bool P_LO, int BN>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, int fp16_path) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tl = Sm90Tile<T, P_LO>;
+  using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
-  constexpr int kBK = Tl::kBK;
+  constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile;
   static_assert(Fr::kBK == kBK, "the fragments cover one slice");
   if (args.c_args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
   extern __shared__ unsigned char smem_raw[];
@@ -230,7 +253,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int nk = static_cast<int>(args.kp / kBK);
-  const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * kBN;
+  const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * BN;
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -268,9 +291,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wrow = cw * 64 + warp * 16;  // this warp's 16 rows of the tile; the thread's: wrow + g, + 8
   const bool k_major = args.x_k_major;
-  float main_acc[64], fresh[64];
+  float main_acc[64], fresh[64], main_x[4], fresh_x[4];  // *_x: the extra 8 columns (BN = 136)
 #pragma unroll
   for (int e = 0; e < 64; ++e) main_acc[e] = fresh[e] = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) main_x[e] = fresh_x[e] = 0.0f;
   for (int kb = 0; kb < nk; ++kb) {
     const int s = kb % Tl::kStages;
     mbar_wait(&loaded[s], (kb / Tl::kStages) & 1);
@@ -305,15 +330,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       Fr::split(y, hi[ks], lo[ks]);
     }
     const std::uint64_t p_hi = smem_desc(stage + Tl::kStreamBytes), p_lo = p_hi + (kPackedTile >> 4);
+    constexpr std::uint64_t kRow128 = (128 * kSliceBytes) >> 4;  // the descriptor of packed row 128
+    auto mma = [&](const std::uint32_t(&x)[4], std::uint64_t p, int scale_d) {
+      wgmma(fresh, x, p, scale_d, T());
+      if (Tl::kExtraN8) wgmma_n8(fresh_x, x, p + kRow128, scale_d, T());
+    };
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, lo[ks], p_hi + 2 * ks, ks, T());
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(lo[ks], p_hi + 2 * ks, ks);
     if (P_LO) {
 #pragma unroll
-      for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, hi[ks], p_lo + 2 * ks, 1, T());
+      for (int ks = 0; ks < Fr::kSteps; ++ks) mma(hi[ks], p_lo + 2 * ks, 1);
     }
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) wgmma(fresh, hi[ks], p_hi + 2 * ks, 1, T());
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(hi[ks], p_hi + 2 * ks, 1);
     wgmma_commit();
     // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514),
     // so this warpgroup waits; the other consumer keeps the Tensor Core busy meanwhile.
@@ -321,18 +351,27 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid == 0) mbar_arrive(&consumed[s]);
 #pragma unroll
     for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], unscale[(e >> 1) & 1], main_acc[e]);
+    if (Tl::kExtraN8) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], unscale[(e >> 1) & 1], main_x[e]);
+    }
   }
 
   const float unscale_p = plan_unscale(args.c_args.plan, fp16_path);
   const index_t r0 = row0 + wrow + g, c0 = col0 + 2 * t;
-#pragma unroll
-  for (int e = 0; e < 64; ++e) {
-    // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
-    const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + 8 * (e >> 2) + (e & 1);
+  // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
+  auto store = [&](int e, index_t col_offset, float v) {
+    const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
     if (args.transpose_c)
-      store_c(args.c_args, unscale_p, j, i, main_acc[e], 0.0f);
+      store_c(args.c_args, unscale_p, j, i, v, 0.0f);
     else
-      store_c(args.c_args, unscale_p, i, j, main_acc[e], 0.0f);
+      store_c(args.c_args, unscale_p, i, j, v, 0.0f);
+  };
+#pragma unroll
+  for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
+  if (Tl::kExtraN8) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
   }
 #endif
 }
@@ -366,10 +405,13 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
   return map;
 }
 
-template <class T, bool P_LO>
+/// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
+index_t packed_rows(const StreamGemmArgs& args) { return args.transpose_c ? args.c_args.m : args.c_args.n; }
+
+template <class T, bool P_LO, int BN>
 void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
-  using Tl = Sm90Tile<T, P_LO>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO>;
+  using Tl = Sm90Tile<T, P_LO, BN>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
@@ -378,11 +420,19 @@ void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
                             ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.k, args.rows, args.x_ld, kBM)
                             : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.k, args.x_ld, Tl::kBK);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, kBN);
-  const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, kBN);
-  const dim3 grid(static_cast<unsigned>(args.p_rows_p / kBN), static_cast<unsigned>((args.rows + kBM - 1) / kBM));
+  const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
+  const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
+  const dim3 grid(static_cast<unsigned>((packed_rows(args) + BN - 1) / BN),
+                  static_cast<unsigned>((args.rows + kBM - 1) / kBM));
   kernel<<<grid, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, fp16_path);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
+}
+
+template <int BN>
+void launch_tiles(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+  const bool p_lo = args.p_lo != nullptr;
+  if (fp16_path) return p_lo ? launch<__half, true, BN>(args, 1, s) : launch<__half, false, BN>(args, 1, s);
+  p_lo ? launch<float, true, BN>(args, 0, s) : launch<float, false, BN>(args, 0, s);
 }
 
 }  // namespace
@@ -395,10 +445,10 @@ bool wgmma_gemm_available(int device) {
 }
 
 void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
-  static_assert(kPadRows % kBN == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
-  const bool p_lo = args.p_lo != nullptr;
-  if (fp16_path) return p_lo ? launch<__half, true>(args, 1, s) : launch<__half, false>(args, 1, s);
-  p_lo ? launch<float, true>(args, 0, s) : launch<float, false>(args, 0, s);
+  static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
+  const index_t p = packed_rows(args);
+  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_tiles<136>(args, fp16_path, s);
+  launch_tiles<128>(args, fp16_path, s);
 }
 
 }  // namespace cuda

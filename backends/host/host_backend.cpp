@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "lapack.hpp"
@@ -112,18 +113,8 @@ class HostBackend final : public Backend {
     return h;
   }
 
-  double frobenius_norm(MatrixView<const float> x) override {
-    host_only(x, "X");
-    double sum = 0.0;
-    const index_t rows = x.rows();
-    Kokkos::parallel_reduce(
-        "randnla::host::frobenius", Kokkos::RangePolicy<HostExec>(0, x.cols()),
-        [=](const index_t j, double& acc) {
-          for (index_t i = 0; i < rows; ++i) acc += static_cast<double>(x(i, j)) * x(i, j);
-        },
-        sum);
-    return std::sqrt(sum);
-  }
+  double frobenius_norm(MatrixView<const float> x) override { return sum_squares_root(x); }
+  double frobenius_norm(MatrixView<const double> x) override { return sum_squares_root(x); }
 
   void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
             MatrixView<double> c) override {
@@ -216,6 +207,28 @@ class HostBackend final : public Backend {
     if (m > 0 && n > 0) dtrsm_("R", "U", "N", "N", &m, &n, &one, r.data(), &lda, y.data(), &ldb);
   }
 
+  void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
+    host_only(g, "G");
+    host_only(w, "w");
+    require_square(g, "G");
+    require_shape(w, g.rows(), 1, "w");
+    if (g.rows() == 0) return;
+    const int n = lapack_int(g.rows(), "G.rows"), lda = lapack_int(g.ld(), "G.ld");
+    int info = 0, lwork = -1, liwork = -1, iquery = 0;
+    double query = 0;
+    dsyevd_("V", "U", &n, g.data(), &lda, w.data(), &query, &lwork, &iquery, &liwork, &info);
+    std::vector<double> work(static_cast<std::size_t>(query) + 1);
+    std::vector<int> iwork(static_cast<std::size_t>(iquery) + 1);
+    lwork = static_cast<int>(work.size()), liwork = static_cast<int>(iwork.size());
+    dsyevd_("V", "U", &n, g.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
+    if (info > 0) throw NumericalBreakdown("dsyevd did not converge (info = " + std::to_string(info) + ")");
+    lapack_check(info, "dsyevd");
+    for (index_t j = 0; j < g.cols() / 2; ++j) {  // LAPACK's ascending order to descending
+      std::swap(w(j, 0), w(g.cols() - 1 - j, 0));
+      for (index_t i = 0; i < g.rows(); ++i) std::swap(g(i, j), g(i, g.cols() - 1 - j));
+    }
+  }
+
   void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
            SvdMethod method) override {
     for (auto* v : {&a, &u, &vt}) host_only(*v, "A");
@@ -233,6 +246,8 @@ class HostBackend final : public Backend {
       case SvdMethod::Polar:
       case SvdMethod::Auto:
         throw UnsupportedConfiguration("the polar-decomposition SVD (cuSOLVER gesvdp) exists only on the GPU");
+      case SvdMethod::Gram:
+        throw InvalidArgument("method", "gram", "is an algorithm (randnla::svd_through_gram), not a backend routine");
       case SvdMethod::Gesvd:
         sgesvd_("S", "S", &im, &in, a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &query, &lwork, &info);
         work.resize(static_cast<std::size_t>(query) + 1);
@@ -271,6 +286,20 @@ class HostBackend final : public Backend {
   }
 
  private:
+  template <class T>
+  double sum_squares_root(MatrixView<const T> x) {
+    host_only(x, "X");
+    double sum = 0.0;
+    const index_t rows = x.rows();
+    Kokkos::parallel_reduce(
+        "randnla::host::frobenius", Kokkos::RangePolicy<HostExec>(0, x.cols()),
+        [=](const index_t j, double& acc) {
+          for (index_t i = 0; i < rows; ++i) acc += static_cast<double>(x(i, j)) * x(i, j);
+        },
+        sum);
+    return std::sqrt(sum);
+  }
+
   template <class T>
   static void host_only(const MatrixView<T>& v, const std::string& name) {
     require_space(v, MemorySpace::Host, name);

@@ -77,8 +77,10 @@ enum class SvdMethod {
   Gesdd,   ///< divide and conquer (LAPACK gesdd; the CUDA backend runs it on the host CPU)
   Jacobi,  ///< one-sided Jacobi (LAPACK gesvj / cuSOLVER gesvdj)
   Polar,   ///< polar decomposition (cuSOLVER Xgesvdp); GPU only
-  Auto     ///< the fastest measured: gesdd on the host, polar on the GPU (6.3 ms against gesvd's
-           ///< 22-29 ms for 272 x 272 on the H100, perf_tests/results/2026-11-21_h100_cbae752_small_svd)
+  Gram,    ///< through the FP64 Gram matrix: symmetric_eig, then CholeskyQR of A V (randnla::svd_through_gram
+           ///< in algorithms/; Backend::svd does not take it)
+  Auto     ///< Backend::svd: the fastest library routine measured, gesdd on the host, polar on the GPU
+           ///< (6.0 ms against gesvd's 27 ms for 272 x 272 on the H100); the RSVD: Gram
 };
 
 inline const char* to_string(SvdMethod m) {
@@ -87,15 +89,17 @@ inline const char* to_string(SvdMethod m) {
     case SvdMethod::Gesdd: return "gesdd";
     case SvdMethod::Jacobi: return "jacobi";
     case SvdMethod::Polar: return "polar";
+    case SvdMethod::Gram: return "gram";
     default: return "auto";
   }
 }
 
-/// Parses gesvd | gesdd | jacobi | polar; throws InvalidArgument naming `parameter` otherwise.
+/// Parses gesvd | gesdd | jacobi | polar | gram | auto; throws InvalidArgument naming `parameter` otherwise.
 inline SvdMethod parse_svd_method(const std::string& text, const std::string& parameter = "svd") {
-  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar, SvdMethod::Auto})
+  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar, SvdMethod::Gram,
+                 SvdMethod::Auto})
     if (text == to_string(m)) return m;
-  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi, polar or auto");
+  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi, polar, gram or auto");
 }
 
 class Backend {
@@ -132,6 +136,7 @@ class Backend {
   virtual ExponentHistogram exponent_histogram(MatrixView<const float> x) = 0;
   /// ||X||_F, accumulated in FP64 (blocks).
   virtual double frobenius_norm(MatrixView<const float> x) = 0;
+  virtual double frobenius_norm(MatrixView<const double> x) = 0;
 
   // ---- products: C := alpha * op(A) * op(B) + beta * C -------------------------------------
   virtual void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
@@ -159,8 +164,14 @@ class Backend {
   virtual int cholesky_upper(MatrixView<double> g) = 0;
   /// Y := Y * R^{-1}, R upper triangular n x n (FP64).
   virtual void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) = 0;
+  /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
+  /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
+  /// Divide and conquer (LAPACK dsyevd, cuSOLVER Xsyevd). Throws NumericalBreakdown if it does not
+  /// converge.
+  virtual void symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
   /// Thin SVD of A (m x n, m >= n; A is overwritten): A = U diag(s) VT, s descending.
-  /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge.
+  /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge,
+  /// InvalidArgument for SvdMethod::Gram (an algorithm, not a backend routine).
   virtual void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
                    SvdMethod method) = 0;
 };

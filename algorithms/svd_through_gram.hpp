@@ -1,0 +1,24 @@
+// The thin SVD of a tall matrix through its Gram matrix in FP64: the small SVD of the RSVD.
+#pragma once
+
+#include "orthonormalize.hpp"
+#include "randnla/backend.hpp"
+
+namespace randnla {
+
+/// Thin SVD A = U diag(s) V^T of a tall A (m x n, m >= n, FP32, LayoutLeft, backend memory):
+///   A^T A = V diag(s^2) V^T    in FP64 (Backend::symmetric_eig: LAPACK dsyevd / cuSOLVER Xsyevd),
+///   U := A V, orthonormalised  (orthonormalize, Auto: CholeskyQR, whose R ~ diag(s) is dropped).
+/// U is m x n, s is n x 1 (descending), V is n x n, all FP32 in backend memory; A is not modified.
+/// Why it is accurate: the eigendecomposition is backward stable, so the columns of A V are
+/// orthogonal to within 2^-53 ||A||^2 and R's off-diagonal entries, |r_ij| <= min(2^-53 ||A||^2 / s_i,
+/// s_j), stay below sqrt(2^-53) ||A|| ~ 1e-8 ||A||: under FP32's rounding of A. s is accurate to the
+/// same absolute level. (Cholesky's accuracy does not depend on the column scaling of A V: van der
+/// Sluis; Demmel 1989.) An exactly rank-deficient A makes CholeskyQR break down and falls back to
+/// Householder QR; U's columns for zero singular values then complete an orthonormal basis.
+/// Throws InvalidArgument for m < n or mismatched shapes; NumericalBreakdown from the eigensolver.
+/// Returns the orthonormaliser that produced U.
+Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s,
+                                 MatrixView<float> v);
+
+}  // namespace randnla

@@ -1,0 +1,347 @@
+// The dense pieces an RSVD of rank l = k + p is made of, timed one by one on the GPU (and the
+// l x l ones on the host CPU too), to choose how the orthonormalisation and the small SVD are
+// built: CholeskyQR's Gram, potrf, trsm and syncs on an m x l panel; eigen, QR and SVD routines
+// of cuSOLVER and LAPACK on an l x l matrix; the Tensor Core products at l = 256, 272, 384.
+// Wall time with the stream synchronised (as the RSVD's phases are timed), median of 15.
+// Usage: bench_dense_parts [m] [l]      (default 16384 272)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "host/lapack.hpp"
+#include "orthonormalize.hpp"
+#include "randnla/timing.hpp"
+
+extern "C" {
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+             const int* lwork, int* info);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info);
+}
+
+using namespace randnla;
+
+namespace {
+
+void ok(cudaError_t e, const char* w) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(w) + ": " + cudaGetErrorString(e));
+}
+void ok(cusolverStatus_t e, const char* w) {
+  if (e != CUSOLVER_STATUS_SUCCESS) throw std::runtime_error(std::string(w) + ": cuSOLVER status " + std::to_string(e));
+}
+void ok(cublasStatus_t e, const char* w) {
+  if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(w) + ": cuBLAS status " + std::to_string(e));
+}
+
+cudaStream_t g_stream;
+
+double stream_ms(const std::function<void()>& f, int reps = 15) {
+  for (int i = 0; i < 3; ++i) f();
+  ok(cudaStreamSynchronize(g_stream), "sync");
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    ok(cudaStreamSynchronize(g_stream), "sync");
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void report(const std::string& what, double ms) { std::printf("%-58s %9.3f ms\n", what.c_str(), ms), std::fflush(stdout); }
+
+__global__ void f32_to_f64(const float* x, double* y, long n) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * static_cast<long>(blockDim.x))
+    y[i] = x[i];
+}
+
+template <class T>
+T* device_array(std::size_t n) {
+  void* p = nullptr;
+  ok(cudaMalloc(&p, n * sizeof(T) + 16), "cudaMalloc");
+  return static_cast<T*>(p);
+}
+
+std::vector<double> gaussian(std::size_t n, unsigned seed) {
+  std::vector<double> v(n);
+  srand(seed);
+  for (auto& x : v) {
+    double s = 0;
+    for (int i = 0; i < 12; ++i) s += rand() / static_cast<double>(RAND_MAX);
+    x = s - 6.0;
+  }
+  return v;
+}
+
+void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l) {
+  const std::string tag = " (" + std::to_string(m) + " x " + std::to_string(l) + ")";
+  const auto hy = gaussian(static_cast<std::size_t>(m) * l, 1);
+  std::vector<float> hyf(hy.begin(), hy.end());
+  float* yf = device_array<float>(hyf.size());
+  double *y = device_array<double>(hy.size()), *y2 = device_array<double>(hy.size());
+  double *g = device_array<double>(static_cast<std::size_t>(l) * l), *g0 = device_array<double>(static_cast<std::size_t>(l) * l);
+  int* info = device_array<int>(1);
+  ok(cudaMemcpy(yf, hyf.data(), hyf.size() * 4, cudaMemcpyHostToDevice), "copy");
+  f32_to_f64<<<1024, 256, 0, g_stream>>>(yf, y, static_cast<long>(hy.size()));
+  const double one = 1, zero = 0;
+  const float onef = 1, zerof = 0;
+  report("convert FP32 -> FP64" + tag,
+         stream_ms([&] { f32_to_f64<<<1024, 256, 0, g_stream>>>(yf, y2, static_cast<long>(hy.size())); }));
+  report("Gram DGEMM (T, N)" + tag, stream_ms([&] {
+           ok(cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, l, l, m, &one, y, m, y, m, &zero, g0, l), "dgemm");
+         }));
+  report("Gram DSYRK" + tag, stream_ms([&] {
+           ok(cublasDsyrk(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, l, m, &one, y, m, &zero, g, l), "dsyrk");
+         }));
+  report("Gram SGEMM FP32 (T, N)" + tag, stream_ms([&] {
+           ok(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, l, l, m, &onef, yf, m, yf, m, &zerof,
+                          reinterpret_cast<float*>(g), l), "sgemm");
+         }));
+  int lwork = 0;
+  ok(cusolverDnDpotrf_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, &lwork), "potrf ws");
+  double* work = device_array<double>(lwork + 1);
+  auto refresh = [&] { ok(cudaMemcpyAsync(g, g0, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "copy"); };
+  const double copy_ms = stream_ms(refresh);
+  report("potrf, info left on the device" + std::string(" (l = ") + std::to_string(l) + ")", stream_ms([&] {
+           refresh();
+           ok(cusolverDnDpotrf(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, work, lwork, info), "potrf");
+         }) - copy_ms);
+  report("potrf + info copied to the host", stream_ms([&] {
+           refresh();
+           ok(cusolverDnDpotrf(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, work, lwork, info), "potrf");
+           int h = 0;
+           ok(cudaMemcpyAsync(&h, info, sizeof h, cudaMemcpyDeviceToHost, g_stream), "info");
+           ok(cudaStreamSynchronize(g_stream), "sync");
+         }) - copy_ms);
+  refresh();
+  ok(cusolverDnDpotrf(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, work, lwork, info), "potrf");
+  report("DTRSM right upper, Y := Y R^-1" + tag, stream_ms([&] {
+           ok(cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, l, &one,
+                          g, l, y2, m), "trsm");
+         }));
+  std::size_t dws = 0, hws = 0;
+  cusolverDnParams_t prm;
+  ok(cusolverDnCreateParams(&prm), "params");
+  ok(cusolverDnXtrtri_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, l, CUDA_R_64F, g, l, &dws, &hws),
+     "trtri ws");
+  void* dw = device_array<char>(dws + 1);
+  std::vector<char> hw(hws + 1);
+  double* rinv = device_array<double>(static_cast<std::size_t>(l) * l);
+  report("trtri R^-1 + DGEMM Y R^-1 (out of place)" + tag, stream_ms([&] {
+           ok(cudaMemcpyAsync(rinv, g, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "copy");
+           ok(cusolverDnXtrtri(sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, l, CUDA_R_64F, rinv, l, dw, dws,
+                               hw.data(), hws, info), "trtri");
+           ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, l, l, &one, y, m, rinv, l, &zero, y2, m), "dgemm");
+         }));
+  report("a 4-byte copy to the host and a stream sync", stream_ms([&] {
+           int h = 0;
+           ok(cudaMemcpyAsync(&h, info, sizeof h, cudaMemcpyDeviceToHost, g_stream), "info");
+           ok(cudaStreamSynchronize(g_stream), "sync");
+         }));
+  cusolverDnDestroyParams(prm);
+  for (void* p : {static_cast<void*>(yf), static_cast<void*>(y), static_cast<void*>(y2), static_cast<void*>(g),
+                  static_cast<void*>(g0), static_cast<void*>(work), dw, static_cast<void*>(rinv), static_cast<void*>(info)})
+    cudaFree(p);
+}
+
+void small_parts(cusolverDnHandle_t sol, cublasHandle_t blas, int l) {
+  const std::string tag = " (l = " + std::to_string(l) + ", FP64)";
+  const auto hr = gaussian(static_cast<std::size_t>(l) * l, 2);
+  std::vector<double> hg(static_cast<std::size_t>(l) * l);
+  for (int i = 0; i < l; ++i)  // G = R R^T, symmetric positive definite
+    for (int j = 0; j < l; ++j) {
+      double s = 0;
+      for (int t = 0; t < l; ++t) s += hr[i + t * static_cast<std::size_t>(l)] * hr[j + t * static_cast<std::size_t>(l)];
+      hg[i + j * static_cast<std::size_t>(l)] = s;
+    }
+  const std::size_t ll = static_cast<std::size_t>(l) * l;
+  double *g0 = device_array<double>(ll), *g = device_array<double>(ll), *w = device_array<double>(l),
+         *tau = device_array<double>(l);
+  int* info = device_array<int>(1);
+  ok(cudaMemcpy(g0, hg.data(), ll * 8, cudaMemcpyHostToDevice), "copy");
+  auto refresh = [&] { ok(cudaMemcpyAsync(g, g0, ll * 8, cudaMemcpyDeviceToDevice, g_stream), "copy"); };
+  const double copy_ms = stream_ms(refresh);
+  auto timed = [&](const std::string& name, const std::function<void()>& f) {
+    report(name + tag, stream_ms([&] {
+             refresh();
+             f();
+           }) - copy_ms);
+  };
+  cusolverDnParams_t prm;
+  ok(cusolverDnCreateParams(&prm), "params");
+  {
+    int lwork = 0;
+    ok(cusolverDnDsyevd_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, &lwork), "ws");
+    double* work = device_array<double>(lwork + 1);
+    timed("cuSOLVER Dsyevd", [&] {
+      ok(cusolverDnDsyevd(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, work, lwork, info), "syevd");
+    });
+    cudaFree(work);
+  }
+  {
+    std::size_t dws = 0, hws = 0;
+    ok(cusolverDnXsyevd_bufferSize(sol, prm, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l,
+                                   CUDA_R_64F, w, CUDA_R_64F, &dws, &hws), "ws");
+    void* dw = device_array<char>(dws + 1);
+    std::vector<char> hw(hws + 1);
+    timed("cuSOLVER Xsyevd", [&] {
+      ok(cusolverDnXsyevd(sol, prm, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, w,
+                          CUDA_R_64F, dw, dws, hw.data(), hws, info), "xsyevd");
+    });
+    cudaFree(dw);
+    ok(cusolverDnXsyevBatched_bufferSize(sol, prm, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l,
+                                         CUDA_R_64F, w, CUDA_R_64F, &dws, &hws, 1), "ws");
+    dw = device_array<char>(dws + 1);
+    hw.resize(hws + 1);
+    timed("cuSOLVER XsyevBatched (batch 1)", [&] {
+      ok(cusolverDnXsyevBatched(sol, prm, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l,
+                                CUDA_R_64F, w, CUDA_R_64F, dw, dws, hw.data(), hws, info, 1), "xsyevbatched");
+    });
+    cudaFree(dw);
+  }
+  {
+    syevjInfo_t params;
+    ok(cusolverDnCreateSyevjInfo(&params), "syevj info");
+    int lwork = 0;
+    ok(cusolverDnDsyevj_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, &lwork, params), "ws");
+    double* work = device_array<double>(lwork + 1);
+    timed("cuSOLVER Dsyevj (default tolerance)", [&] {
+      ok(cusolverDnDsyevj(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, work, lwork, info, params),
+         "syevj");
+    });
+    cusolverDnDestroySyevjInfo(params);
+    cudaFree(work);
+  }
+  {
+    int lq = 0, lo = 0;
+    ok(cusolverDnDgeqrf_bufferSize(sol, l, l, g, l, &lq), "ws");
+    ok(cusolverDnDorgqr_bufferSize(sol, l, l, l, g, l, tau, &lo), "ws");
+    double* work = device_array<double>(std::max(lq, lo) + 1);
+    timed("cuSOLVER Dgeqrf + Dorgqr", [&] {
+      ok(cusolverDnDgeqrf(sol, l, l, g, l, tau, work, lq, info), "geqrf");
+      ok(cusolverDnDorgqr(sol, l, l, l, g, l, tau, work, lo, info), "orgqr");
+    });
+    cudaFree(work);
+  }
+  {
+    int lwork = 0;
+    ok(cusolverDnDgesvd_bufferSize(sol, l, l, &lwork), "ws");
+    double *work = device_array<double>(lwork + 1), *u = device_array<double>(ll), *vt = device_array<double>(ll);
+    timed("cuSOLVER Dgesvd", [&] {
+      ok(cusolverDnDgesvd(sol, 'S', 'S', l, l, g, l, w, u, l, vt, l, work, lwork, nullptr, info), "gesvd");
+    });
+    std::size_t dws = 0, hws = 0;
+    double err = 0;
+    ok(cusolverDnXgesvdp_bufferSize(sol, prm, CUSOLVER_EIG_MODE_VECTOR, 1, l, l, CUDA_R_64F, g, l, CUDA_R_64F, w,
+                                    CUDA_R_64F, u, l, CUDA_R_64F, vt, l, CUDA_R_64F, &dws, &hws), "ws");
+    void* dw = device_array<char>(dws + 1);
+    std::vector<char> hw(hws + 1);
+    timed("cuSOLVER Xgesvdp", [&] {
+      ok(cusolverDnXgesvdp(sol, prm, CUSOLVER_EIG_MODE_VECTOR, 1, l, l, CUDA_R_64F, g, l, CUDA_R_64F, w, CUDA_R_64F, u, l,
+                           CUDA_R_64F, vt, l, CUDA_R_64F, dw, dws, hw.data(), hws, info, &err), "gesvdp");
+    });
+    const double one = 1, zero = 0;
+    timed("DGEMM l x l x l", [&] {
+      ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, l, l, l, &one, g0, l, g0, l, &zero, u, l), "dgemm");
+    });
+    for (void* p : {static_cast<void*>(work), static_cast<void*>(u), static_cast<void*>(vt), dw}) cudaFree(p);
+  }
+  // The same on the host CPU, counting the copies of G there and back.
+  std::vector<double> a(ll), wh(l), tauh(l), u(ll), vt(ll);
+  auto host_timed = [&](const std::string& name, const std::function<void()>& f) {
+    report(name + " (l = " + std::to_string(l) + ", host LAPACK, copies included)", stream_ms([&] {
+             ok(cudaMemcpyAsync(a.data(), g0, ll * 8, cudaMemcpyDeviceToHost, g_stream), "d2h");
+             ok(cudaStreamSynchronize(g_stream), "sync");
+             f();
+             ok(cudaMemcpyAsync(g, a.data(), ll * 8, cudaMemcpyHostToDevice, g_stream), "h2d");
+           }, 7));
+  };
+  host_timed("dsyevd", [&] {
+    int n = l, lw = -1, liw = -1, inf = 0, iq = 0;
+    double q = 0;
+    dsyevd_("V", "U", &n, a.data(), &n, wh.data(), &q, &lw, &iq, &liw, &inf);
+    std::vector<double> wk(static_cast<std::size_t>(q) + 1);
+    std::vector<int> iw(iq + 1);
+    lw = static_cast<int>(wk.size()), liw = static_cast<int>(iw.size());
+    dsyevd_("V", "U", &n, a.data(), &n, wh.data(), wk.data(), &lw, iw.data(), &liw, &inf);
+  });
+  host_timed("dgeqrf + dorgqr", [&] {
+    int n = l, lw = 64 * l, inf = 0;
+    std::vector<double> wk(lw);
+    dgeqrf_(&n, &n, a.data(), &n, tauh.data(), wk.data(), &lw, &inf);
+    dorgqr_(&n, &n, &n, a.data(), &n, tauh.data(), wk.data(), &lw, &inf);
+  });
+  host_timed("dgesdd", [&] {
+    int n = l, lw = -1, inf = 0;
+    double q = 0;
+    std::vector<int> iw(8 * l);
+    dgesdd_("S", &n, &n, a.data(), &n, wh.data(), u.data(), &n, vt.data(), &n, &q, &lw, iw.data(), &inf);
+    std::vector<double> wk(static_cast<std::size_t>(q) + 1);
+    lw = static_cast<int>(wk.size());
+    dgesdd_("S", &n, &n, a.data(), &n, wh.data(), u.data(), &n, vt.data(), &n, wk.data(), &lw, iw.data(), &inf);
+  });
+  cusolverDnDestroyParams(prm);
+  for (void* p : {static_cast<void*>(g0), static_cast<void*>(g), static_cast<void*>(w), static_cast<void*>(tau),
+                  static_cast<void*>(info)})
+    cudaFree(p);
+}
+
+/// The Tensor Core products of an RSVD at this l: Y = A Omega, Z = A^T Y, B = Y^T A.
+void products(Backend& b, index_t m, index_t l) {
+  Matrix<float> a(b, m, m, "A"), y(b, m, l, "Y"), z(b, m, l, "Z"), bm(b, l, m, "B");
+  Matrix<fp16> omega(b, m, l, "Omega");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 1, 0}, a.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 2, 0}, omega.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, y.view());
+  const double f = 2.0 * m * m * l / 1e9;
+  const std::string tag = " (" + std::to_string(m) + "^2, l = " + std::to_string(l) + ")";
+  auto run = [&](const std::string& name, const std::function<void()>& fn) {
+    const double ms = randnla::median_ms(b, fn, 15, 3);
+    std::printf("%-58s %9.3f ms %7.1f TFLOP/s\n", (name + tag).c_str(), ms, f / ms);
+    std::fflush(stdout);
+  };
+  run("shgemm fp16 Y = A Omega", [&] { b.shgemm(Op::N, Op::N, 1.0f, a, omega, 0.0f, y, TensorCore::FP16); });
+  run("tcec fp16 Z = A^T Y", [&] { b.tcec_sgemm(Op::T, Op::N, 1.0f, a, y, 0.0f, z, TensorCore::FP16); });
+  run("tcec fp16 Y = A Z", [&] { b.tcec_sgemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y, TensorCore::FP16); });
+  run("tcec fp16 B = Y^T A", [&] { b.tcec_sgemm(Op::T, Op::N, 1.0f, y, a, 0.0f, bm, TensorCore::FP16); });
+  run("non-finite check of A (exponent histogram)", [&] { b.exponent_histogram(a); });
+  run("CholeskyQR2 of Y (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::CholeskyQR2); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda_available()) {
+    std::printf("bench_dense_parts: no GPU, nothing to measure\n");
+    return 0;
+  }
+  const int m = argc > 1 ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
+  ok(cudaStreamCreate(&g_stream), "stream");
+  cublasHandle_t blas;
+  cusolverDnHandle_t sol;
+  ok(cublasCreate(&blas), "cublas");
+  ok(cublasSetStream(blas, g_stream), "cublas stream");
+  ok(cusolverDnCreate(&sol), "cusolver");
+  ok(cusolverDnSetStream(sol, g_stream), "cusolver stream");
+  cholesky_qr_parts(blas, sol, m, l);
+  small_parts(sol, blas, l);
+  cublasDestroy(blas);
+  cusolverDnDestroy(sol);
+  auto b = make_backend(BackendKind::Cuda);
+  std::printf("device: %s\n", b->description().c_str());
+  for (index_t ll : {static_cast<index_t>(l), index_t{256}, index_t{384}}) products(*b, m, ll);
+  return 0;
+}
