@@ -146,6 +146,20 @@ void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l
                                hw.data(), hws, info), "trtri");
            ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, l, l, &one, y, m, rinv, l, &zero, y2, m), "dgemm");
          }));
+  double *eye = device_array<double>(static_cast<std::size_t>(l) * l), *eye0 = device_array<double>(static_cast<std::size_t>(l) * l);
+  {
+    std::vector<double> h(static_cast<std::size_t>(l) * l, 0.0);
+    for (int i = 0; i < l; ++i) h[i + static_cast<std::size_t>(i) * l] = 1.0;
+    ok(cudaMemcpy(eye0, h.data(), h.size() * 8, cudaMemcpyHostToDevice), "copy");
+  }
+  report("DTRSM left R X = I, then DGEMM Y X (out of place)" + tag, stream_ms([&] {
+           ok(cudaMemcpyAsync(eye, eye0, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "identity");
+           ok(cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, l, l, &one,
+                          g, l, eye, l), "trsm identity");
+           ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, l, l, &one, y, m, eye, l, &zero, y2, m), "dgemm");
+         }));
+  cudaFree(eye);
+  cudaFree(eye0);
   report("a 4-byte copy to the host and a stream sync", stream_ms([&] {
            int h = 0;
            ok(cudaMemcpyAsync(&h, info, sizeof h, cudaMemcpyDeviceToHost, g_stream), "info");
@@ -319,6 +333,7 @@ void products(Backend& b, index_t m, index_t l) {
   run("tcec fp16 B = Y^T A", [&] { b.tcec_sgemm(Op::T, Op::N, 1.0f, y, a, 0.0f, bm, TensorCore::FP16); });
   run("non-finite check of A (exponent histogram)", [&] { b.exponent_histogram(a); });
   run("CholeskyQR2 of Y (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::CholeskyQR2); });
+  run("CholeskyQR, second pass when needed (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::Auto); });
 }
 
 }  // namespace

@@ -36,7 +36,9 @@ namespace {
 
 constexpr int kBM = 128, kConsumers = 2, kThreads = 128 * (kConsumers + 1);
 constexpr int kSliceBytes = 128;  // one swizzle row: the K extent of a packed tile row
-constexpr int kSmemBudget = 232448 - 2048;  // the H100's 227 KiB per block, less alignment slack and barriers
+// Stages fill 196 KiB, the count measured best with 128-wide tiles; where that holds fewer than 3,
+// up to the H100's 227 KiB per block (less alignment slack and the barriers).
+constexpr int kSmemPreferred = 200704, kSmemMax = 232448 - 2048;
 
 /// BN = 128 + 8 * kExtraN8: the tile's columns, as one wgmma N = 128 and kExtraN8 (0 or 1) N = 8.
 template <class T, bool P_LO, int BN>
@@ -47,7 +49,8 @@ struct Sm90Tile {
   static constexpr int kStreamBytes = kBM * kBK * 4;                     // the FP32 slice as loaded
   static constexpr int kPackedTile = BN * kSliceBytes;                   // a multiple of 1024 (8 rows)
   static constexpr int kStageBytes = kStreamBytes + kPackedTile * (P_LO ? 2 : 1);
-  static constexpr int kStages = kSmemBudget / kStageBytes;
+  static constexpr int kStages =
+      kSmemPreferred / kStageBytes >= 3 ? kSmemPreferred / kStageBytes : kSmemMax / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
 };
 
