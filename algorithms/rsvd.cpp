@@ -98,13 +98,17 @@ class Products {
   SketchPrecision s_;
 };
 
+void require_no_nonfinite_entries(Backend& b, MatrixView<const float> a) {
+  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
+  require(bad == 0, "A", std::to_string(bad) + " non-finite entries", "must be finite");
+}
+
 /// Any Inf or NaN in a row of A makes that row of Y = A Omega non-finite (every product of the
 /// library keeps IEEE semantics for them), so A itself is scanned only when Y is not finite, to
 /// say why: non-finite entries, or entries so large that the product overflows FP32.
 void require_finite_sketch(Backend& b, MatrixView<const float> a, MatrixView<const float> y) {
   if (b.exponent_histogram(y).nonfinite() == 0) return;
-  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
-  require(bad == 0, "A", std::to_string(bad) + " non-finite entries", "must be finite");
+  require_no_nonfinite_entries(b, a);
   throw InvalidArgument("A", "a matrix with ||A||_F = " + detail::to_text(b.frobenius_norm(a)),
                         "is too large: the sketch A * Omega overflows FP32 (scale A down; its SVD scales with it)");
 }
@@ -112,9 +116,7 @@ void require_finite_sketch(Backend& b, MatrixView<const float> a, MatrixView<con
 /// ||A||_F in FP64, which no finite FP32 matrix can overflow: it is finite exactly when A is.
 double require_finite_norm(Backend& b, MatrixView<const float> a) {
   const double norm = b.frobenius_norm(a);
-  if (!std::isfinite(norm))
-    throw InvalidArgument("A", std::to_string(b.exponent_histogram(a).nonfinite()) + " non-finite entries",
-                          "must be finite");
+  if (!std::isfinite(norm)) require_no_nonfinite_entries(b, a);
   return norm;
 }
 

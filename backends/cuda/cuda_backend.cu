@@ -281,8 +281,7 @@ class CudaBackend final : public Backend {
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
     device_only(g, "G");
     device_only(w, "w");
-    require_square(g, "G");
-    require_shape(w, g.rows(), 1, "w");
+    require_eig_shapes(g, w);
     if (g.rows() == 0) return;
     SolverParams params;
     std::size_t dev_bytes = 0, host_bytes = 0;
@@ -306,12 +305,11 @@ class CudaBackend final : public Backend {
     device_only(s, "s");
     const index_t m = a.rows(), n = a.cols();
     require_svd_shapes(a, s, u, vt);
+    require_backend_svd_method(method);
     if (n == 0) return;
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
     switch (method == SvdMethod::Auto ? SvdMethod::Polar : method) {
-      case SvdMethod::Gram:
-        throw InvalidArgument("method", "gram", "is an algorithm (randnla::svd_through_gram), not a backend routine");
       case SvdMethod::Gesdd: return svd_on_host(a, s, u, vt);
       case SvdMethod::Gesvd: {
         int lwork = 0;
@@ -334,6 +332,7 @@ class CudaBackend final : public Backend {
         break;
       }
       case SvdMethod::Auto:
+      case SvdMethod::Gram:  // rejected above
       case SvdMethod::Polar: {
         Matrix<float> v(*this, n, n, "V");
         SolverParams params;

@@ -210,8 +210,7 @@ class HostBackend final : public Backend {
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
     host_only(g, "G");
     host_only(w, "w");
-    require_square(g, "G");
-    require_shape(w, g.rows(), 1, "w");
+    require_eig_shapes(g, w);
     if (g.rows() == 0) return;
     const int n = lapack_int(g.rows(), "G.rows"), lda = lapack_int(g.ld(), "G.ld");
     int info = 0, lwork = -1, liwork = -1, iquery = 0;
@@ -235,6 +234,7 @@ class HostBackend final : public Backend {
     host_only(s, "s");
     const index_t m = a.rows(), n = a.cols();
     require_svd_shapes(a, s, u, vt);
+    require_backend_svd_method(method);
     if (n == 0) return;
     if (method == SvdMethod::Auto) method = SvdMethod::Gesdd;
     const int im = lapack_int(m, "A.rows"), in = lapack_int(n, "A.cols"), lda = lapack_int(a.ld(), "A.ld");
@@ -245,9 +245,8 @@ class HostBackend final : public Backend {
     switch (method) {
       case SvdMethod::Polar:
       case SvdMethod::Auto:
+      case SvdMethod::Gram:  // rejected above
         throw UnsupportedConfiguration("the polar-decomposition SVD (cuSOLVER gesvdp) exists only on the GPU");
-      case SvdMethod::Gram:
-        throw InvalidArgument("method", "gram", "is an algorithm (randnla::svd_through_gram), not a backend routine");
       case SvdMethod::Gesvd:
         sgesvd_("S", "S", &im, &in, a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &query, &lwork, &info);
         work.resize(static_cast<std::size_t>(query) + 1);

@@ -54,6 +54,13 @@ void require_svd_shapes(const MatrixView<T>& a, const MatrixView<T>& s, const Ma
   require(s.size() == n, "s.size", s.size(), "must equal A.cols = " + std::to_string(n));
 }
 
+/// Throws InvalidArgument unless G (n x n) := V with w (n x 1) := eigenvalues is well formed.
+template <class T>
+void require_eig_shapes(const MatrixView<T>& g, const MatrixView<T>& w) {
+  require_square(g, "G");
+  require_shape(w, g.rows(), 1, "w");
+}
+
 /// The baseline GEMMs the mixed-precision kernels are compared with.
 enum class GemmPrecision {
   FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
@@ -92,6 +99,11 @@ inline const char* to_string(SvdMethod m) {
     case SvdMethod::Gram: return "gram";
     default: return "auto";
   }
+}
+
+/// Throws InvalidArgument for SvdMethod::Gram, which Backend::svd does not take.
+inline void require_backend_svd_method(SvdMethod m) {
+  require(m != SvdMethod::Gram, "method", to_string(m), "is an algorithm (randnla::svd_through_gram), not a backend routine");
 }
 
 /// Parses gesvd | gesdd | jacobi | polar | gram | auto; throws InvalidArgument naming `parameter` otherwise.
