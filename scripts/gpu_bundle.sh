@@ -35,7 +35,9 @@ done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"
 strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* 2>/dev/null || true
-# The working tree that travels is limited to 64 MiB: send one compressed archive.
+# The working tree that travels is limited to 64 MiB: send one archive, xz-compressed (gzip no
+# longer fits).
 mkdir -p .device-carry
-tar -C "$out" -czf .device-carry/bundle.tar.gz .
-du -sh .device-carry/bundle.tar.gz
+rm -f .device-carry/bundle.tar.*
+XZ_OPT="-6 -T0" tar -C "$out" -cJf .device-carry/bundle.tar.xz .
+du -sh .device-carry/bundle.tar.xz

@@ -9,7 +9,7 @@ quick=${2:-}
 case "$what" in tests|bench|all) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all] [--quick]" >&2; exit 2 ;; esac
 logs=${OUT:-$PWD/gpu-logs}
 mkdir -p "$logs"
-if [ -f .device-carry/bundle.tar.gz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xzf .device-carry/bundle.tar.gz; fi
+if [ -f .device-carry/bundle.tar.xz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xJf .device-carry/bundle.tar.xz; fi
 export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/device.txt"
 echo "commit $(cat .device/commit) date $(date -u +%F)" | tee -a "$logs/device.txt"

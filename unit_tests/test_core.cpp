@@ -132,10 +132,25 @@ TEST(Split, HalfhalfAndTf32RecoverAbout22Bits) {
     split_tf32(x, th, tl);
     EXPECT_LE(std::abs(th + tl * 0x1p-11 - static_cast<double>(x)), std::abs(x) * 0x1p-21) << x;
   }
+  // Infinities: the largest finite hi, the infinity in lo (an infinite hi would meet lo_b = 0).
+  const float inf = std::numeric_limits<float>::infinity();
   fp16 hi, lo;
-  split_halfhalf(std::numeric_limits<float>::infinity(), 0, hi, lo);
-  EXPECT_EQ(hi.bits, 0x7c00);
-  EXPECT_EQ(lo.bits, 0);  // Inf propagates through hi only
+  split_halfhalf(inf, 0, hi, lo);
+  EXPECT_EQ(hi.bits, 0x7bff);
+  EXPECT_EQ(lo.bits, 0x7c00);
+  split_halfhalf(-inf, 5, hi, lo, 1.0f);
+  EXPECT_EQ(hi.bits, 0xfbff);
+  EXPECT_EQ(lo.bits, 0xfc00);
+  float th, tl;
+  split_tf32(-inf, th, tl);
+  EXPECT_EQ(th, -0x1.ffcp127f);
+  EXPECT_EQ(tl, -inf);
+  const double big = std::numeric_limits<float>::max();  // rounds beyond TF32's range: hi saturates
+  split_tf32(std::numeric_limits<float>::max(), th, tl, 1.0f);
+  EXPECT_EQ(th, 0x1.ffcp127f);
+  EXPECT_LE(std::abs(static_cast<double>(th) + tl - big), big * 0x1p-21);
+  split_halfhalf(std::numeric_limits<float>::quiet_NaN(), 0, hi, lo);
+  EXPECT_TRUE(std::isnan(to_float(hi)) && std::isnan(to_float(lo)));
 }
 
 TEST(ExponentHistogram, PlanChoosesScaledFp16OrTf32) {

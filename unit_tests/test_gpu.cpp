@@ -249,6 +249,42 @@ TEST(Gpu, TensorCoreTruncatesItsSumWhereSgemmRoundsToNearest) {
   }
 }
 
+// Inf and NaN in the FP32 operand give the C that SGEMM gives, element by element: +-Inf where
+// an infinity meets a nonzero, NaN for Inf * 0, NaN, or opposite infinities (the FP16 split
+// saturates hi so that lo carries the infinity, instead of lo = Inf - Inf = NaN).
+TEST(Gpu, InfAndNanPropagateAsInSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 200, n = 140, k = 300;
+  auto a = test::random_matrix(m, k, Elements::Normal, 51);
+  auto b = fp16_exact(test::random_matrix(k, n, Elements::Normal, 52));
+  a(3, 5) = INFINITY, a(7, 9) = -INFINITY, a(11, 2) = NAN, a(13, 5) = INFINITY, a(13, 200) = -INFINITY;
+  b(5, 0) = 0.0f;  // Inf * 0 in column 0 of rows 3 and 13
+  auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
+  const auto b16 = to_device_fp16(*dev, b);
+  Matrix<float> ref(*dev, m, n), c(*dev, m, n);
+  dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, ref, GemmPrecision::FP32);
+  const auto r = test::to_host(*dev, ref);
+  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
+  int non_finite = 0;
+  for (float x : r.data) non_finite += kind(x) != 0;
+  ASSERT_EQ(non_finite, 4 * n) << "rows 3, 7, 11 and 13 of SGEMM's C are non-finite";
+  for (const char* kernel : tensor_core_kernels(*dev)) {
+    ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
+    for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32, TensorCore::Auto})
+      for (const char* variant : {"shgemm", "tcec"}) {
+        if (std::string(variant) == "shgemm")
+          dev->shgemm(Op::N, Op::N, 1.0f, da, b16, 0.0f, c, tc);
+        else
+          dev->tcec_sgemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c, tc);
+        const auto h = test::to_host(*dev, c);
+        int mismatches = 0;
+        for (std::size_t i = 0; i < h.data.size(); ++i) mismatches += kind(h.data[i]) != kind(r.data[i]);
+        EXPECT_EQ(mismatches, 0) << kernel << " " << variant << " " << to_string(tc);
+      }
+  }
+}
+
 TEST(Gpu, RsvdOnDeviceMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);

@@ -9,15 +9,19 @@
 // l = k + p = 266 or 272 takes two 136-wide tiles instead of three 128-wide ones, 41% of them padding):
 //  - a producer warp streams K slices of both operands into a ring of shared-memory stages with
 //    the bulk tensor copy engine (TMA, 128-byte swizzle);
-//  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread scales its two
-//    rows by powers of two 2^s that bring each row's largest element of the slice to [2^14, 2^15)
-//    (FP16 only: no slice overflows or underflows FP16 for want of scaling), splits them into
-//    hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register fragments, and
+//  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread loads its 32 (FP16)
+//    or 16 (TF32) elements once from shared memory (addresses: a few per-thread offsets plus
+//    compile-time immediates, the layout K- or M-major being a template parameter), scales its
+//    two rows by powers of two 2^s that bring each row's largest element of the slice to
+//    [2^14, 2^15) (FP16 only: no slice overflows or underflows FP16 for want of scaling), splits
+//    them into hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register
+//    fragments, and
 //      fresh = sum over the slice of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma; small terms
 //              first, the chain started with scale-d = 0)
 //      main += fresh * 2^-s                                                  (FP32, round to nearest)
 //    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
-//    sum is added outside it. While one consumer adds, the other keeps the Tensor Core busy.
+//    sum is added outside it. Software-pipelined by one slice: while the Tensor Core runs slice
+//    kb, the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
 #include "tc_gemm_kernels.cuh"
 
 #include <cuda.h>
@@ -139,69 +143,96 @@ __device__ __forceinline__ int scale_exponent(std::uint32_t max_bits) {
   return s > 110 ? 110 : (s < -110 ? -110 : s);
 }
 
-__device__ __forceinline__ float tf32_rna(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
-}
-
-/// Where a consumer thread finds its fragment elements in the streamed slice (128 rows x kBK
+/// Where a consumer thread finds its A-fragment elements in the streamed slice (128 rows x kBK
 /// FP32, as the copy engine left it: K-major source in boxes of 32 K values x 128 rows, M-major in
-/// boxes of 32 rows x kBK K values, 128-byte swizzle). The swizzle makes each address depend on
-/// the lane; the few lane-dependent parts are computed once here, so that the loads of a slice
-/// keep few registers live next to the accumulators.
-struct SliceAddress {
-  std::uint32_t base;      // per thread: row (K-major) or k (M-major) and within-chunk parts
-  std::uint32_t swz[2][2]; // per thread: swizzled chunk offsets, selected by compile-time indices
-  bool k_major;
+/// boxes of 32 rows x kBK K values, 128-byte swizzle), in wgmma's register layout (per warp as
+/// mma.m16n8k16 and m16n8k8), g = lane / 4, t = lane % 4, rows relative to the warp's 16:
+/// FP16: element q = 2 j + h of K step ks (register j): row g + 8 (j & 1), k = 16 ks + 2 t + 8 (j >> 1) + h.
+/// TF32: element q = 0..3: row g + 8 (q & 1), k = 8 ks + t + 4 (q >> 1).
+/// Each address is stage + lane_offset(sel(ks, q)) + offset(ks, q): the swizzle makes a few
+/// lane-dependent offsets (computed once per thread), the rest is a compile-time immediate, so a
+/// slice costs one shared-memory load per element (two per load where the layout is contiguous)
+/// and a handful of additions.
+template <class T, bool K_MAJOR>
+struct SliceLayout;
+/// K-major: box ks / 2; chunk 4 (ks % 2) + 2 (q >> 2) + t / 2, XOR g (= row & 7 for both rows).
+template <>
+struct SliceLayout<__half, true> {
+  static constexpr int kOffsets = 4, kBK = 64;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow + g) * 128 + 8 * (t & 1) + (((4 * (sel >> 1) + 2 * (sel & 1) + t / 2) ^ g) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * (ks % 2) + (q >> 2); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (ks / 2) * (kBM * 128) + 1024 * ((q >> 1) & 1) + 4 * (q & 1);
+  }
+};
+/// M-major: k row 16 ks + 8 (q >> 2) + (q & 1) + 2 t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR 2 t + (q & 1).
+template <>
+struct SliceLayout<__half, false> {
+  static constexpr int kOffsets = 4, kBK = 64;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow / 32) * (kBK * 128) + 2 * t * 128 + 4 * (g % 4) +
+           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (2 * t + (sel & 1))) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * ((q >> 1) & 1) + (q & 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (16 * ks + 8 * (q >> 2) + (q & 1)) * 128;
+  }
+};
+/// K-major: chunk 2 ks + (q >> 1), XOR g; within it word t.
+template <>
+struct SliceLayout<float, true> {
+  static constexpr int kOffsets = 8, kBK = 32;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow + g) * 128 + 4 * t + ((sel ^ g) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * ks + (q >> 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int, int q) { return 1024 * (q & 1); }
+};
+/// M-major: k row 8 ks + 4 (q >> 1) + t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR t + 4 (q >> 1).
+template <>
+struct SliceLayout<float, false> {
+  static constexpr int kOffsets = 4, kBK = 32;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow / 32) * (kBK * 128) + t * 128 + 4 * (g % 4) +
+           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (t + 4 * (sel & 1))) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * (q & 1) + (q >> 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (8 * ks + 4 * (q >> 1)) * 128;
+  }
 };
 
-/// An opaque shared-memory load: the two passes over the slice (row maxima, then splits) re-read
-/// it rather than keep a thread's slice in registers next to the accumulators.
+/// Shared-memory loads kept in program order with the barrier waits (both are volatile asm).
 __device__ __forceinline__ float lds(std::uint32_t addr) {
   float x;
   asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(addr));
   return x;
 }
-/// The thread's A-fragment elements of K step ks in wgmma's register layout (per warp as
-/// mma.m16n8k16 and m16n8k8), g = lane / 4, t = lane % 4, rows relative to the warp's 16:
-/// FP16: q = 2 j + h, j = 0..3 (register j): row g + 8 (j & 1), k = 16 ks + 2 t + 8 (j >> 1) + h.
-/// TF32: q = 0..3: row g + 8 (q & 1), k = 8 ks + t + 4 (q >> 1).
+__device__ __forceinline__ void lds2(std::uint32_t addr, float& x0, float& x1) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(x0), "=f"(x1) : "r"(addr));
+}
+
+/// The element type's register fragments: how many elements a K step holds, which of the
+/// thread's two rows an element is in, and the split of scaled values into hi + lo (lo not
+/// shifted). The conversions to hi saturate: an infinite x gives the largest finite hi and an
+/// infinite lo = x - hi, so hi * p + lo * p is the product IEEE arithmetic gives (Inf, or NaN
+/// for Inf * 0), where an infinite hi would make lo = Inf - Inf a NaN.
 template <class T>
 struct Fragment;
 template <>
 struct Fragment<__half> {
   static constexpr int kElems = 8, kSteps = 4, kBK = 64;
-  __device__ __forceinline__ static int row_half(int q) { return (q >> 1) & 1; }
-  /// K-major: box ks / 2; chunk 4 (ks % 2) + 2 (q >> 2) + t / 2, XOR g (= row & 7 for both rows).
-  /// M-major: k row 16 ks + 8 (q >> 2) + (q & 1) + 2 t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR 2 t + (q & 1).
-  __device__ __forceinline__ static SliceAddress address(std::uint32_t slice, bool k_major, int wrow, int g, int t) {
-    SliceAddress a;
-    a.k_major = k_major;
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j)
-        a.swz[i][j] = k_major ? static_cast<std::uint32_t>(((4 * i + 2 * j + t / 2) ^ g) << 4)
-                              : static_cast<std::uint32_t>((((wrow % 32) / 4 + g / 4 + 2 * i) ^ (2 * t + j)) << 4);
-    a.base = k_major ? slice + (wrow + g) * 128 + 8 * (t & 1)
-                     : slice + (wrow / 32) * (kBK * 128) + 2 * t * 128 + 4 * (g % 4);
-    return a;
-  }
-  __device__ __forceinline__ static std::uint32_t at(const SliceAddress& a, int ks, int q) {
-    const int h = row_half(q);
-    return a.k_major ? a.base + (ks / 2) * (kBM * 128) + 1024 * h + a.swz[ks % 2][q >> 2] + 4 * (q & 1)
-                     : a.base + (16 * ks + 8 * (q >> 2) + (q & 1)) * 128 + a.swz[h][q & 1];
-  }
-  /// hi and lo of 8 scaled values, packed two halves a register.
+  __device__ __forceinline__ static constexpr int row_half(int q) { return (q >> 1) & 1; }
   __device__ __forceinline__ static void split(const float (&y)[8], std::uint32_t (&hi)[4], std::uint32_t (&lo)[4]) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const __half2 h = __floats2half2_rn(y[2 * j], y[2 * j + 1]);
-      const float2 hf = __half22float2(h);
-      float r0 = __fsub_rn(y[2 * j], hf.x), r1 = __fsub_rn(y[2 * j + 1], hf.y);
-      r0 = r0 == r0 ? r0 : 0.0f;  // Inf and NaN propagate through hi alone
-      r1 = r1 == r1 ? r1 : 0.0f;
-      const __half2 l = __floats2half2_rn(r0, r1);
-      hi[j] = *reinterpret_cast<const std::uint32_t*>(&h);
+      std::uint32_t h;
+      asm("cvt.rn.satfinite.f16x2.f32 %0, %1, %2;\n" : "=r"(h) : "f"(y[2 * j + 1]), "f"(y[2 * j]));
+      const float2 hf = __half22float2(*reinterpret_cast<const __half2*>(&h));
+      const __half2 l = __floats2half2_rn(__fsub_rn(y[2 * j], hf.x), __fsub_rn(y[2 * j + 1], hf.y));
+      hi[j] = h;
       lo[j] = *reinterpret_cast<const std::uint32_t*>(&l);
     }
   }
@@ -209,38 +240,43 @@ struct Fragment<__half> {
 template <>
 struct Fragment<float> {
   static constexpr int kElems = 4, kSteps = 4, kBK = 32;
-  __device__ __forceinline__ static int row_half(int q) { return q & 1; }
-  /// K-major: chunk 2 ks + (q >> 1), XOR g; within it word t.
-  /// M-major: k row 8 ks + 4 (q >> 1) + t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR t + 4 (q >> 1).
-  __device__ __forceinline__ static SliceAddress address(std::uint32_t slice, bool k_major, int wrow, int g, int t) {
-    SliceAddress a;
-    a.k_major = k_major;
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j)
-        a.swz[i][j] = k_major ? static_cast<std::uint32_t>(g << 4)
-                              : static_cast<std::uint32_t>((((wrow % 32) / 4 + g / 4 + 2 * i) ^ (t + 4 * j)) << 4);
-    a.base = k_major ? slice + (wrow + g) * 128 + 4 * t : slice + (wrow / 32) * (kBK * 128) + t * 128 + 4 * (g % 4);
-    return a;
-  }
-  __device__ __forceinline__ static std::uint32_t at(const SliceAddress& a, int ks, int q) {
-    const int h = row_half(q);
-    return a.k_major ? a.base + 1024 * h + (((2 * ks + (q >> 1)) << 4) ^ a.swz[0][0])
-                     : a.base + (8 * ks + 4 * (q >> 1)) * 128 + a.swz[h][q >> 1];
-  }
+  __device__ __forceinline__ static constexpr int row_half(int q) { return q & 1; }
   __device__ __forceinline__ static void split(const float (&y)[4], std::uint32_t (&hi)[4], std::uint32_t (&lo)[4]) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const float h = tf32_rna(y[q]);
-      float r = __fsub_rn(y[q], h);
-      r = r == r ? r : 0.0f;
-      hi[q] = __float_as_uint(h);
-      lo[q] = __float_as_uint(tf32_rna(r));
+      std::uint32_t h, l;
+      asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(h) : "f"(y[q]));
+      asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(l) : "f"(__fsub_rn(y[q], __uint_as_float(h))));
+      hi[q] = h;
+      lo[q] = l;
     }
   }
 };
+
+/// The thread's slice elements, loaded once from shared memory.
+template <class T, bool K_MAJOR>
+__device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint32_t (&lane)[SliceLayout<T, K_MAJOR>::kOffsets],
+                                           float (&y)[Fragment<T>::kSteps][Fragment<T>::kElems]) {
+  using L = SliceLayout<T, K_MAJOR>;
+  using Fr = Fragment<T>;
+  std::uint32_t base[L::kOffsets];
+#pragma unroll
+  for (int i = 0; i < L::kOffsets; ++i) base[i] = stage + lane[i];
+#pragma unroll
+  for (int ks = 0; ks < Fr::kSteps; ++ks)
+#pragma unroll
+    for (int q = 0; q < Fr::kElems; ++q) {
+      const std::uint32_t a = base[L::sel(ks, q)] + L::offset(ks, q);
+      constexpr bool kPairs = sizeof(T) == 2 && K_MAJOR;  // q, q + 1 adjacent for even q
+      if (kPairs && q % 2 == 0)
+        lds2(a, y[ks][q], y[ks][q + 1]);
+      else if (!kPairs)
+        y[ks][q] = lds(a);
+    }
+}
 #endif
 
-template <class T, bool P_LO, int BN>
+template <class T, bool P_LO, int BN, bool K_MAJOR>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, int fp16_path) {
@@ -248,7 +284,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
   constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile;
-  static_assert(Fr::kBK == kBK, "the fragments cover one slice");
+  constexpr bool kFp16 = sizeof(T) == 2;
+  static_assert(Fr::kBK == kBK && SliceLayout<T, K_MAJOR>::kBK == kBK, "the fragments cover one slice");
   if (args.c_args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
@@ -276,7 +313,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
       unsigned char* stage = smem + s * Tl::kStageBytes;
       const int k0 = kb * kBK;
-      if (args.x_k_major) {
+      if (K_MAJOR) {
         for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
       } else {
         for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
@@ -293,46 +330,55 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < Tl::kStages; ++s) mbar_arrive(&consumed[s]);  // every stage starts free
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wrow = cw * 64 + warp * 16;  // this warp's 16 rows of the tile; the thread's: wrow + g, + 8
-  const bool k_major = args.x_k_major;
+  using L = SliceLayout<T, K_MAJOR>;
+  std::uint32_t lane_offsets[L::kOffsets];
+#pragma unroll
+  for (int i = 0; i < L::kOffsets; ++i) lane_offsets[i] = L::lane_offset(i, wrow, g, t);
   float main_acc[64], fresh[64], main_x[4], fresh_x[4];  // *_x: the extra 8 columns (BN = 136)
 #pragma unroll
   for (int e = 0; e < 64; ++e) main_acc[e] = fresh[e] = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) main_x[e] = fresh_x[e] = 0.0f;
-  for (int kb = 0; kb < nk; ++kb) {
-    const int s = kb % Tl::kStages;
-    mbar_wait(&loaded[s], (kb / Tl::kStages) & 1);
-    const unsigned char* stage = smem + s * Tl::kStageBytes;
-    const SliceAddress sa = Fr::address(smem_addr(stage), k_major, wrow, g, t);
-    // Scales of the thread's two rows, from their largest elements over the slice (the four
-    // threads of a row hold a quarter of it each).
-    float scale[2] = {1.0f, 1.0f}, unscale[2] = {1.0f, 1.0f};
-    if (fp16_path) {
-      std::uint32_t top[2] = {0, 0};
+  // One slice's A fragments and row unscales, ready for the Tensor Core.
+  struct Split {
+    std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
+    float unscale[2];
+  };
+  auto stage_of = [&](int kb) { return smem + (kb % Tl::kStages) * Tl::kStageBytes; };
+  auto prepare = [&](int kb, Split& f) {
+    mbar_wait(&loaded[kb % Tl::kStages], (kb / Tl::kStages) & 1);
+    float y[Fr::kSteps][Fr::kElems];
+    load_slice<T, K_MAJOR>(smem_addr(stage_of(kb)), lane_offsets, y);
+    // FP16: scales of the thread's two rows, from their largest elements over the slice (the
+    // four threads of a row hold a quarter of it each). fmaxf passes NaN by; a NaN row's
+    // products are NaN whatever its scale.
+    float scale[2] = {1.0f, 1.0f};
+    f.unscale[0] = f.unscale[1] = 1.0f;
+    if (kFp16) {
+      float top[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int ks = 0; ks < Fr::kSteps; ++ks)
 #pragma unroll
-        for (int q = 0; q < Fr::kElems; ++q) {
-          const std::uint32_t bits = __float_as_uint(lds(Fr::at(sa, ks, q))) & 0x7fffffffu;
-          top[Fr::row_half(q)] = max(top[Fr::row_half(q)], min(bits, 0x7f7fffffu));  // Inf/NaN rows are non-finite anyway
-        }
+        for (int q = 0; q < Fr::kElems; ++q) top[Fr::row_half(q)] = fmaxf(top[Fr::row_half(q)], fabsf(y[ks][q]));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        top[h] = max(top[h], __shfl_xor_sync(0xffffffffu, top[h], 1));
-        top[h] = max(top[h], __shfl_xor_sync(0xffffffffu, top[h], 2));
-        const int e = scale_exponent(top[h]);
-        scale[h] = exp2i(e), unscale[h] = exp2i(-e);
+        top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffu, top[h], 1));
+        top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffu, top[h], 2));
+        const int e = scale_exponent(__float_as_uint(top[h]));
+        scale[h] = exp2i(e), f.unscale[h] = exp2i(-e);
       }
-    }
-    std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) {
-      float y[Fr::kElems];
+      for (int ks = 0; ks < Fr::kSteps; ++ks)
 #pragma unroll
-      for (int q = 0; q < Fr::kElems; ++q) y[q] = __fmul_rn(lds(Fr::at(sa, ks, q)), scale[Fr::row_half(q)]);
-      Fr::split(y, hi[ks], lo[ks]);
+        for (int q = 0; q < Fr::kElems; ++q) y[ks][q] = __fmul_rn(y[ks][q], scale[Fr::row_half(q)]);
     }
-    const std::uint64_t p_hi = smem_desc(stage + Tl::kStreamBytes), p_lo = p_hi + (kPackedTile >> 4);
+#pragma unroll
+    for (int ks = 0; ks < Fr::kSteps; ++ks) Fr::split(y[ks], f.hi[ks], f.lo[ks]);
+  };
+  // Slice kb on the Tensor Core from `cur` while this warpgroup splits slice kb + 1 into `next`;
+  // then the slice's sum is added outside the Tensor Core.
+  auto step = [&](int kb, const Split& cur, Split& next) {
+    const std::uint64_t p_hi = smem_desc(stage_of(kb) + Tl::kStreamBytes), p_lo = p_hi + (kPackedTile >> 4);
     constexpr std::uint64_t kRow128 = (128 * kSliceBytes) >> 4;  // the descriptor of packed row 128
     auto mma = [&](const std::uint32_t(&x)[4], std::uint64_t p, int scale_d) {
       wgmma(fresh, x, p, scale_d, T());
@@ -340,24 +386,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(lo[ks], p_hi + 2 * ks, ks);
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks);
     if (P_LO) {
 #pragma unroll
-      for (int ks = 0; ks < Fr::kSteps; ++ks) mma(hi[ks], p_lo + 2 * ks, 1);
+      for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
     }
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(hi[ks], p_hi + 2 * ks, 1);
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
     wgmma_commit();
-    // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514),
-    // so this warpgroup waits; the other consumer keeps the Tensor Core busy meanwhile.
+    if (kb + 1 < nk) prepare(kb + 1, next);
+    // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
     wgmma_wait_all();
-    if (tid == 0) mbar_arrive(&consumed[s]);
+    if (tid == 0) mbar_arrive(&consumed[kb % Tl::kStages]);
 #pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], unscale[(e >> 1) & 1], main_acc[e]);
+    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], unscale[(e >> 1) & 1], main_x[e]);
+      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
     }
+  };
+  Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
+  if (nk > 0) prepare(0, even);
+  for (int kb = 0; kb < nk; kb += 2) {
+    step(kb, even, odd);
+    if (kb + 1 < nk) step(kb + 1, odd, even);
   }
 
   const float unscale_p = plan_unscale(args.c_args.plan, fp16_path);
@@ -411,15 +463,15 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
 /// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
 index_t packed_rows(const StreamGemmArgs& args) { return args.transpose_c ? args.c_args.m : args.c_args.n; }
 
-template <class T, bool P_LO, int BN>
+template <class T, bool P_LO, int BN, bool K_MAJOR>
 void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
   });
-  const CUtensorMap x = args.x_k_major
+  const CUtensorMap x = K_MAJOR
                             ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.k, args.rows, args.x_ld, kBM)
                             : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.k, args.x_ld, Tl::kBK);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -431,11 +483,17 @@ void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
 }
 
-template <int BN>
+template <int BN, bool K_MAJOR>
 void launch_tiles(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
   const bool p_lo = args.p_lo != nullptr;
-  if (fp16_path) return p_lo ? launch<__half, true, BN>(args, 1, s) : launch<__half, false, BN>(args, 1, s);
-  p_lo ? launch<float, true, BN>(args, 0, s) : launch<float, false, BN>(args, 0, s);
+  if (fp16_path)
+    return p_lo ? launch<__half, true, BN, K_MAJOR>(args, 1, s) : launch<__half, false, BN, K_MAJOR>(args, 1, s);
+  p_lo ? launch<float, true, BN, K_MAJOR>(args, 0, s) : launch<float, false, BN, K_MAJOR>(args, 0, s);
+}
+
+template <int BN>
+void launch_layouts(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+  args.x_k_major ? launch_tiles<BN, true>(args, fp16_path, s) : launch_tiles<BN, false>(args, fp16_path, s);
 }
 
 }  // namespace
@@ -450,8 +508,8 @@ bool wgmma_gemm_available(int device) {
 void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
   static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
   const index_t p = packed_rows(args);
-  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_tiles<136>(args, fp16_path, s);
-  launch_tiles<128>(args, fp16_path, s);
+  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_layouts<136>(args, fp16_path, s);
+  launch_layouts<128>(args, fp16_path, s);
 }
 
 }  // namespace cuda

@@ -75,22 +75,37 @@ RANDNLA_HD float exp2i(int e) { return exact::float_of(static_cast<std::uint32_t
 constexpr float kSplitShift = 2048.0f;        ///< 2^11, the lo scaling of both splits
 constexpr float kSplitShiftInverse = 1.0f / 2048.0f;
 
-/// halfhalf split of x * 2^scale_exponent (the power-of-two scaling is exact): lo holds the rest
-/// times lo_scale, 2^11 in the papers' scheme (lo stays clear of FP16's subnormals), 1 where lo
-/// shares hi's accumulator (the sm_90 kernel). lo is 0 for non-finite x, so Inf/NaN propagate
-/// through hi alone, as in SGEMM.
-RANDNLA_HD void split_halfhalf(float x, int scale_exponent, fp16& hi, fp16& lo, float lo_scale = kSplitShift) {
-  const float xs = exact::mul(x, exp2i(scale_exponent));
-  hi = to_fp16(xs);
-  const float rest = exact::sub(xs, to_float(hi));
-  lo = to_fp16(rest == rest && rest - rest == 0.0f ? exact::mul(rest, lo_scale) : 0.0f);
+/// hi of a split: like to_fp16 / round_to_tf32, but what would round to +-Inf (an infinity, or a
+/// finite value beyond the format's range) becomes the largest finite value of that sign, so that
+/// the rest x - hi carries the infinity into lo. An infinite hi would give the cross term
+/// hi_a * lo_b = Inf * 0 = NaN wherever the other operand is exact in the format (lo_b = 0), where
+/// SGEMM gives +-Inf; this way every product term is what SGEMM's x * y is (Inf, or NaN for Inf * 0).
+RANDNLA_HD fp16 to_fp16_saturating(float x) {
+  const std::uint16_t h = float_to_half_bits(x);
+  return fp16{static_cast<std::uint16_t>((h & 0x7fffu) == 0x7c00u ? (h & 0x8000u) | 0x7bffu : h)};
+}
+RANDNLA_HD float round_to_tf32_saturating(float x) {
+  const float r = round_to_tf32(x);
+  const std::uint32_t u = exact::bits_of(r);
+  return (u & 0x7fffffffu) == 0x7f800000u ? exact::float_of((u & 0x80000000u) | 0x7f7fe000u) : r;
 }
 
-/// tf32tf32 split of x (TF32 has FP32's exponent range: no scaling needed); lo_scale as above.
+/// halfhalf split of x * 2^scale_exponent (the power-of-two scaling is exact): lo holds the rest
+/// times lo_scale, 2^11 in the papers' scheme (lo stays clear of FP16's subnormals), 1 where lo
+/// shares hi's accumulator (the packed operand of the sm_90 kernel). For a finite x in range,
+/// hi + lo / lo_scale = x to 22 bits; an infinite x gives the largest finite hi and an infinite
+/// lo (see to_fp16_saturating), a NaN gives NaN in both, so Inf and NaN propagate as in SGEMM.
+RANDNLA_HD void split_halfhalf(float x, int scale_exponent, fp16& hi, fp16& lo, float lo_scale = kSplitShift) {
+  const float xs = exact::mul(x, exp2i(scale_exponent));
+  hi = to_fp16_saturating(xs);
+  lo = to_fp16(exact::mul(exact::sub(xs, to_float(hi)), lo_scale));
+}
+
+/// tf32tf32 split of x (TF32 has FP32's exponent range: no scaling needed); lo_scale and the
+/// non-finite values as above.
 RANDNLA_HD void split_tf32(float x, float& hi, float& lo, float lo_scale = kSplitShift) {
-  hi = round_to_tf32(x);
-  const float rest = exact::sub(x, hi);
-  lo = rest - rest == 0.0f ? round_to_tf32(exact::mul(rest, lo_scale)) : 0.0f;
+  hi = round_to_tf32_saturating(x);
+  lo = round_to_tf32(exact::mul(exact::sub(x, hi), lo_scale));
 }
 
 /// Which Tensor Core format a product runs on.
