@@ -153,8 +153,8 @@ __device__ __forceinline__ void load_fragments(const T* sa, const T* sa_lo, cons
 // Two blocks per SM where 128 registers hold the FP16 kernel without spills (the compiler's report:
 // SHGEMM and TCEC do, the A-FP16 mirror does not).
 template <class T, bool A_LO, bool B_LO>
-__global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) tc_gemm_kernel(GemmArgs args, int fp16_path) {
-  if (args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
+__global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) tc_gemm_kernel(GemmArgs args) {
+  if (!plan_chooses<T>(args.plan)) return;
   using Tl = Tile<T, A_LO, B_LO>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) 
         for (int q = 0; q < 4; ++q) acc[mt][nt][q] = __fadd_rn(acc[mt][nt][q], block[mt][nt][q]);
   }
 
-  const float unscale = plan_unscale(args.plan, fp16_path);
+  const float unscale = plan_unscale<T>(args.plan);
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -235,8 +235,8 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) 
 /// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source.
 template <class Src, class Dst>
 __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, Dst* hi,
-                            Dst* lo, const DevicePlan* plan, int scale_slot, int fp16_path, float lo_scale) {
-  if (plan->use_fp16 != fp16_path) return;
+                            Dst* lo, const DevicePlan* plan, int scale_slot, float lo_scale) {
+  if (!plan_chooses<Dst>(plan)) return;
   const int scale = scale_slot == 0 ? plan->scale_a : plan->scale_b;
   __shared__ float tile[32][33];  // tile[p][r]
   const index_t r0 = static_cast<index_t>(blockIdx.y) * 32, p0 = static_cast<index_t>(blockIdx.x) * 32;
@@ -296,21 +296,21 @@ index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
 /// Packs op(X) of a product, X the product's A (as_b false: rows x k = op(A)) or B (op(B)^T).
 template <class T>
 void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo,
-          const DevicePlan* plan, int scale_slot, int fp16_path, float lo_scale, cudaStream_t s) {
+          const DevicePlan* plan, int scale_slot, float lo_scale, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(kp / 32), static_cast<unsigned>(rows_p / 32)), block(32, 8);
   // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
   const bool trans = as_b ? x.op == Op::N : x.op == Op::T;
   if (x.fp16)
     pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                  plan, scale_slot, fp16_path, lo_scale);
+                                                  plan, scale_slot, lo_scale);
   else
     pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                 plan, scale_slot, fp16_path, lo_scale);
+                                                 plan, scale_slot, lo_scale);
   RANDNLA_CUDA_LAUNCH("tc_gemm pack");
 }
 
 template <class T, bool A_LO, bool B_LO>
-void launch_gemm(const GemmArgs& args, int fp16_path, cudaStream_t s) {
+void launch_gemm(const GemmArgs& args, cudaStream_t s) {
   using Tl = Tile<T, A_LO, B_LO>;
   auto kernel = tc_gemm_kernel<T, A_LO, B_LO>;
   static bool configured = false;
@@ -320,15 +320,15 @@ void launch_gemm(const GemmArgs& args, int fp16_path, cudaStream_t s) {
     configured = true;
   }
   const dim3 grid(static_cast<unsigned>(args.np / BN), static_cast<unsigned>(args.mp / BM));
-  kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args, fp16_path);
+  kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args);
   RANDNLA_CUDA_LAUNCH("tc_gemm kernel");
 }
 
 template <class T>
-void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, int fp16_path, cudaStream_t s) {
-  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, fp16_path, s);
-  if (a_lo) return launch_gemm<T, true, false>(args, fp16_path, s);
-  return launch_gemm<T, false, true>(args, fp16_path, s);
+void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, cudaStream_t s) {
+  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, s);
+  if (a_lo) return launch_gemm<T, true, false>(args, s);
+  return launch_gemm<T, false, true>(args, s);
 }
 
 /// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
@@ -410,13 +410,13 @@ void fill_report(const DevicePlan* plan, bool swap_scales, GemmReport* report, c
 /// mma.sync kernel for that path.
 template <class T>
 void pack_both_and_launch(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
-                          float* workspace, int fp16_path, cudaStream_t s) {
+                          float* workspace, cudaStream_t s) {
   const std::size_t a_elems = static_cast<std::size_t>(args.mp * args.kp), b_elems = static_cast<std::size_t>(args.np * args.kp);
   T *ahi = reinterpret_cast<T*>(workspace), *alo = ahi + a_elems, *bhi = alo + a_elems, *blo = bhi + b_elems;
-  pack(a, false, m, k, args.mp, args.kp, ahi, alo, args.plan, 0, fp16_path, kSplitShift, s);
-  pack(b, true, n, k, args.np, args.kp, bhi, blo, args.plan, 1, fp16_path, kSplitShift, s);
+  pack(a, false, m, k, args.mp, args.kp, ahi, alo, args.plan, 0, kSplitShift, s);
+  pack(b, true, n, k, args.np, args.kp, bhi, blo, args.plan, 1, kSplitShift, s);
   args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
-  launch_mma_variant<T>(!a.fp16, !b.fp16, args, fp16_path, s);
+  launch_mma_variant<T>(!a.fp16, !b.fp16, args, s);
 }
 
 /// Both operands packed, the mma.sync kernel (any GPU from sm_80).
@@ -425,8 +425,8 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
   // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
   float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
   args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s);
-  if (tc != TensorCore::TF32) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, 1, s);
-  pack_both_and_launch<float>(a, b, m, n, k, args, workspace, 0, s);
+  if (tc != TensorCore::TF32) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, s);
+  pack_both_and_launch<float>(a, b, m, n, k, args, workspace, s);
   fill_report(args.plan, false, report, s);
 }
 
@@ -460,15 +460,15 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
   StreamGemmArgs sa{x_data, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args};
-  auto pack_and_launch = [&](auto part, int fp16_path) {  // part: the packed element type of the path
+  auto pack_and_launch = [&](auto part) {  // part: the packed element type of the path
     using T = decltype(part);
     T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;
-    pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, fp16_path, 1.0f, s);
+    pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1.0f, s);
     sa.p_hi = hi, sa.p_lo = p.fp16 ? nullptr : lo;
-    launch_wgmma_gemm(sa, fp16_path, s);
+    launch_wgmma_gemm(sa, sizeof(T) == 2, s);
   };
-  if (tc != TensorCore::TF32) pack_and_launch(__half(), 1);
-  pack_and_launch(float(), 0);
+  if (tc != TensorCore::TF32) pack_and_launch(__half());
+  pack_and_launch(float());
   fill_report(plan, stream_b, report, s);
 }
 

@@ -43,8 +43,18 @@ __device__ __forceinline__ void store_c(const GemmArgs& args, float unscale, ind
   *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
 }
 
-__device__ __forceinline__ float plan_unscale(const DevicePlan* plan, int fp16_path) {
-  return fp16_path ? exp2i(-plan->scale_a) * exp2i(-plan->scale_b) : 1.0f;
+/// Every product is launched for both Tensor Core paths, as instantiations for the packed element
+/// type T (__half: FP16, float: TF32), since the plan that chooses between them is on the device;
+/// the instantiation the plan does not choose exits at once.
+template <class T>
+__device__ __forceinline__ bool plan_chooses(const DevicePlan* plan) {
+  return plan->use_fp16 == (sizeof(T) == 2 ? 1 : 0);
+}
+
+/// 2^-(sA + sB) on the FP16 path (T = __half), 1 on the TF32 path.
+template <class T>
+__device__ __forceinline__ float plan_unscale(const DevicePlan* plan) {
+  return sizeof(T) == 2 ? exp2i(-plan->scale_a) * exp2i(-plan->scale_b) : 1.0f;
 }
 
 /// True when this build holds the wgmma kernel (sm_90a) and `device` can run it (compute 9.0).
@@ -64,9 +74,9 @@ struct StreamGemmArgs {
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
 };
 
-/// The wgmma kernel: FP16 (fp16_path = 1) or TF32 Tensor Cores. Launched for both paths; the one
-/// the device plan does not choose exits at once.
-void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s);
+/// The wgmma kernel for one Tensor Core path, FP16 (fp16 true: P packed as __half) or TF32 (see
+/// plan_chooses).
+void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace randnla

@@ -101,39 +101,60 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
+// The operand lists of the wgmma wrappers: 64 (n128) or 4 (n8) FP32 accumulators a thread, then
+// the four A fragment registers, the B descriptor and scale-d.
+#define RANDNLA_WGMMA_D64                                                                               \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
+  "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "   \
+  "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "   \
+  "%62, %63}, {%64, %65, %66, %67}, %68, p"
+#define RANDNLA_WGMMA_D64_OUT                                                                                        \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),          \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),           \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),          \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),          \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),          \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),          \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),          \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define RANDNLA_WGMMA_D4 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p"
+#define RANDNLA_WGMMA_D4_OUT "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define RANDNLA_WGMMA_IN "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d)
+
 /// d (64 x 128, FP32) = A (64 x K step, register fragment) B (K step x 128, shared memory) + (scale_d ? d : 0).
 __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, __half) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " RANDNLA_WGMMA_D64 ", 1, 1, 0;\n}\n"
+               : RANDNLA_WGMMA_D64_OUT
+               : RANDNLA_WGMMA_IN);
 }
 __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, float) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " RANDNLA_WGMMA_D64 ", 1, 1;\n}\n"
+               : RANDNLA_WGMMA_D64_OUT
+               : RANDNLA_WGMMA_IN);
 }
 
 /// The same for the 8 columns past the first 128 (m64n8: 4 accumulators a thread).
 __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
                                          __half) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 " RANDNLA_WGMMA_D4 ", 1, 1, 0;\n}\n"
+               : RANDNLA_WGMMA_D4_OUT
+               : RANDNLA_WGMMA_IN);
 }
 __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
                                          float) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 " RANDNLA_WGMMA_D4 ", 1, 1;\n}\n"
+               : RANDNLA_WGMMA_D4_OUT
+               : RANDNLA_WGMMA_IN);
 }
+#undef RANDNLA_WGMMA_D64
+#undef RANDNLA_WGMMA_D64_OUT
+#undef RANDNLA_WGMMA_D4
+#undef RANDNLA_WGMMA_D4_OUT
+#undef RANDNLA_WGMMA_IN
 
 /// 2^s brings a row's largest |x| (as bits) to [2^14, 2^15); zero rows stay unscaled.
 __device__ __forceinline__ int scale_exponent(std::uint32_t max_bits) {
@@ -141,77 +162,6 @@ __device__ __forceinline__ int scale_exponent(std::uint32_t max_bits) {
   if (top == 0) return 0;  // zeros and FP32 subnormals only
   const int s = kFp16TargetExponent - (top - 127);
   return s > 110 ? 110 : (s < -110 ? -110 : s);
-}
-
-/// Where a consumer thread finds its A-fragment elements in the streamed slice (128 rows x kBK
-/// FP32, as the copy engine left it: K-major source in boxes of 32 K values x 128 rows, M-major in
-/// boxes of 32 rows x kBK K values, 128-byte swizzle), in wgmma's register layout (per warp as
-/// mma.m16n8k16 and m16n8k8), g = lane / 4, t = lane % 4, rows relative to the warp's 16:
-/// FP16: element q = 2 j + h of K step ks (register j): row g + 8 (j & 1), k = 16 ks + 2 t + 8 (j >> 1) + h.
-/// TF32: element q = 0..3: row g + 8 (q & 1), k = 8 ks + t + 4 (q >> 1).
-/// Each address is stage + lane_offset(sel(ks, q)) + offset(ks, q): the swizzle makes a few
-/// lane-dependent offsets (computed once per thread), the rest is a compile-time immediate, so a
-/// slice costs one shared-memory load per element (two per load where the layout is contiguous)
-/// and a handful of additions.
-template <class T, bool K_MAJOR>
-struct SliceLayout;
-/// K-major: box ks / 2; chunk 4 (ks % 2) + 2 (q >> 2) + t / 2, XOR g (= row & 7 for both rows).
-template <>
-struct SliceLayout<__half, true> {
-  static constexpr int kOffsets = 4, kBK = 64;
-  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
-    return (wrow + g) * 128 + 8 * (t & 1) + (((4 * (sel >> 1) + 2 * (sel & 1) + t / 2) ^ g) << 4);
-  }
-  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * (ks % 2) + (q >> 2); }
-  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
-    return (ks / 2) * (kBM * 128) + 1024 * ((q >> 1) & 1) + 4 * (q & 1);
-  }
-};
-/// M-major: k row 16 ks + 8 (q >> 2) + (q & 1) + 2 t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR 2 t + (q & 1).
-template <>
-struct SliceLayout<__half, false> {
-  static constexpr int kOffsets = 4, kBK = 64;
-  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
-    return (wrow / 32) * (kBK * 128) + 2 * t * 128 + 4 * (g % 4) +
-           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (2 * t + (sel & 1))) << 4);
-  }
-  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * ((q >> 1) & 1) + (q & 1); }
-  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
-    return (16 * ks + 8 * (q >> 2) + (q & 1)) * 128;
-  }
-};
-/// K-major: chunk 2 ks + (q >> 1), XOR g; within it word t.
-template <>
-struct SliceLayout<float, true> {
-  static constexpr int kOffsets = 8, kBK = 32;
-  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
-    return (wrow + g) * 128 + 4 * t + ((sel ^ g) << 4);
-  }
-  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * ks + (q >> 1); }
-  __device__ __forceinline__ static constexpr std::uint32_t offset(int, int q) { return 1024 * (q & 1); }
-};
-/// M-major: k row 8 ks + 4 (q >> 1) + t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR t + 4 (q >> 1).
-template <>
-struct SliceLayout<float, false> {
-  static constexpr int kOffsets = 4, kBK = 32;
-  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
-    return (wrow / 32) * (kBK * 128) + t * 128 + 4 * (g % 4) +
-           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (t + 4 * (sel & 1))) << 4);
-  }
-  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * (q & 1) + (q >> 1); }
-  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
-    return (8 * ks + 4 * (q >> 1)) * 128;
-  }
-};
-
-/// Shared-memory loads kept in program order with the barrier waits (both are volatile asm).
-__device__ __forceinline__ float lds(std::uint32_t addr) {
-  float x;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(addr));
-  return x;
-}
-__device__ __forceinline__ void lds2(std::uint32_t addr, float& x0, float& x1) {
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(x0), "=f"(x1) : "r"(addr));
 }
 
 /// The element type's register fragments: how many elements a K step holds, which of the
@@ -253,6 +203,77 @@ struct Fragment<float> {
   }
 };
 
+/// Where a consumer thread finds its A-fragment elements in the streamed slice (128 rows x kBK
+/// FP32, as the copy engine left it: K-major source in boxes of 32 K values x 128 rows, M-major in
+/// boxes of 32 rows x kBK K values, 128-byte swizzle), in wgmma's register layout (per warp as
+/// mma.m16n8k16 and m16n8k8), g = lane / 4, t = lane % 4, rows relative to the warp's 16:
+/// FP16: element q = 2 j + h of K step ks (register j): row g + 8 (j & 1), k = 16 ks + 2 t + 8 (j >> 1) + h.
+/// TF32: element q = 0..3: row g + 8 (q & 1), k = 8 ks + t + 4 (q >> 1).
+/// Each address is stage + lane_offset(sel(ks, q)) + offset(ks, q): the swizzle makes a few
+/// lane-dependent offsets (computed once per thread), the rest is a compile-time immediate, so a
+/// slice costs one shared-memory load per element (per two elements where they are adjacent) and
+/// a handful of additions.
+template <class T, bool K_MAJOR>
+struct SliceLayout;
+/// K-major: box ks / 2; chunk 4 (ks % 2) + 2 (q >> 2) + t / 2, XOR g (= row & 7 for both rows).
+template <>
+struct SliceLayout<__half, true> {
+  static constexpr int kOffsets = 4;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow + g) * 128 + 8 * (t & 1) + (((4 * (sel >> 1) + 2 * (sel & 1) + t / 2) ^ g) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * (ks % 2) + (q >> 2); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (ks / 2) * (kBM * 128) + 1024 * ((q >> 1) & 1) + 4 * (q & 1);
+  }
+};
+/// M-major: k row 16 ks + 8 (q >> 2) + (q & 1) + 2 t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR 2 t + (q & 1).
+template <>
+struct SliceLayout<__half, false> {
+  static constexpr int kOffsets = 4;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow / 32) * (Fragment<__half>::kBK * 128) + 2 * t * 128 + 4 * (g % 4) +
+           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (2 * t + (sel & 1))) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * ((q >> 1) & 1) + (q & 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (16 * ks + 8 * (q >> 2) + (q & 1)) * 128;
+  }
+};
+/// K-major: chunk 2 ks + (q >> 1), XOR g; within it word t.
+template <>
+struct SliceLayout<float, true> {
+  static constexpr int kOffsets = 8;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow + g) * 128 + 4 * t + ((sel ^ g) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int ks, int q) { return 2 * ks + (q >> 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int, int q) { return 1024 * (q & 1); }
+};
+/// M-major: k row 8 ks + 4 (q >> 1) + t; chunk (wrow % 32) / 4 + g / 4 + 2 h, XOR t + 4 (q >> 1).
+template <>
+struct SliceLayout<float, false> {
+  static constexpr int kOffsets = 4;
+  __device__ static std::uint32_t lane_offset(int sel, int wrow, int g, int t) {
+    return (wrow / 32) * (Fragment<float>::kBK * 128) + t * 128 + 4 * (g % 4) +
+           ((((wrow % 32) / 4 + g / 4 + 2 * (sel >> 1)) ^ (t + 4 * (sel & 1))) << 4);
+  }
+  __device__ __forceinline__ static constexpr int sel(int, int q) { return 2 * (q & 1) + (q >> 1); }
+  __device__ __forceinline__ static constexpr std::uint32_t offset(int ks, int q) {
+    return (8 * ks + 4 * (q >> 1)) * 128;
+  }
+};
+
+/// Shared-memory loads kept in program order with the barrier waits (both are volatile asm).
+__device__ __forceinline__ float lds(std::uint32_t addr) {
+  float x;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(addr));
+  return x;
+}
+__device__ __forceinline__ void lds2(std::uint32_t addr, float& x0, float& x1) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(x0), "=f"(x1) : "r"(addr));
+}
+
 /// The thread's slice elements, loaded once from shared memory.
 template <class T, bool K_MAJOR>
 __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint32_t (&lane)[SliceLayout<T, K_MAJOR>::kOffsets],
@@ -279,14 +300,14 @@ __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint3
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
-                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, int fp16_path) {
+                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
   constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile;
   constexpr bool kFp16 = sizeof(T) == 2;
-  static_assert(Fr::kBK == kBK && SliceLayout<T, K_MAJOR>::kBK == kBK, "the fragments cover one slice");
-  if (args.c_args.plan->use_fp16 != fp16_path) return;  // the other instantiation serves this product
+  static_assert(Fr::kBK == kBK, "the fragments cover one slice");
+  if (!plan_chooses<T>(args.c_args.plan)) return;
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
   unsigned char* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -412,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (kb + 1 < nk) step(kb + 1, odd, even);
   }
 
-  const float unscale_p = plan_unscale(args.c_args.plan, fp16_path);
+  const float unscale_p = plan_unscale<T>(args.c_args.plan);
   const index_t r0 = row0 + wrow + g, c0 = col0 + 2 * t;
   // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
   auto store = [&](int e, index_t col_offset, float v) {
@@ -464,7 +485,7 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
 index_t packed_rows(const StreamGemmArgs& args) { return args.transpose_c ? args.c_args.m : args.c_args.n; }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
-void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+void launch(const StreamGemmArgs& args, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
   auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR>;
   static std::once_flag once;
@@ -479,21 +500,20 @@ void launch(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
   const dim3 grid(static_cast<unsigned>((packed_rows(args) + BN - 1) / BN),
                   static_cast<unsigned>((args.rows + kBM - 1) / kBM));
-  kernel<<<grid, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, fp16_path);
+  kernel<<<grid, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
 }
 
 template <int BN, bool K_MAJOR>
-void launch_tiles(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+void launch_tiles(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   const bool p_lo = args.p_lo != nullptr;
-  if (fp16_path)
-    return p_lo ? launch<__half, true, BN, K_MAJOR>(args, 1, s) : launch<__half, false, BN, K_MAJOR>(args, 1, s);
-  p_lo ? launch<float, true, BN, K_MAJOR>(args, 0, s) : launch<float, false, BN, K_MAJOR>(args, 0, s);
+  if (fp16) return p_lo ? launch<__half, true, BN, K_MAJOR>(args, s) : launch<__half, false, BN, K_MAJOR>(args, s);
+  p_lo ? launch<float, true, BN, K_MAJOR>(args, s) : launch<float, false, BN, K_MAJOR>(args, s);
 }
 
 template <int BN>
-void launch_layouts(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
-  args.x_k_major ? launch_tiles<BN, true>(args, fp16_path, s) : launch_tiles<BN, false>(args, fp16_path, s);
+void launch_layouts(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
+  args.x_k_major ? launch_tiles<BN, true>(args, fp16, s) : launch_tiles<BN, false>(args, fp16, s);
 }
 
 }  // namespace
@@ -505,11 +525,11 @@ bool wgmma_gemm_available(int device) {
   return major == 9 && minor == 0;
 }
 
-void launch_wgmma_gemm(const StreamGemmArgs& args, int fp16_path, cudaStream_t s) {
+void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
   const index_t p = packed_rows(args);
-  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_layouts<136>(args, fp16_path, s);
-  launch_layouts<128>(args, fp16_path, s);
+  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_layouts<136>(args, fp16, s);
+  launch_layouts<128>(args, fp16, s);
 }
 
 }  // namespace cuda
