@@ -1,6 +1,7 @@
 #include "orthonormalize.hpp"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace randnla {
@@ -11,6 +12,7 @@ const char* to_string(Orthonormalizer o) {
     case Orthonormalizer::CholeskyQR: return "cholqr";
     case Orthonormalizer::CholeskyQR2: return "cholqr2";
     case Orthonormalizer::ShiftedCholeskyQR3: return "scholqr3";
+    case Orthonormalizer::ColumnScaling: return "colscale";
     default: return "auto";
   }
 }
@@ -32,13 +34,6 @@ Matrix<double> gram(Backend& b, MatrixView<const double> yd) {
   return g;
 }
 
-/// yd := yd R^{-1} with R^T R = g (g is overwritten by R); false on a breakdown.
-bool cholesky_qr_step(Backend& b, MatrixView<double> g, MatrixView<double> yd) {
-  if (b.cholesky_upper(g) != 0) return false;
-  b.solve_right_upper(g, yd);
-  return true;
-}
-
 /// ||G - I||_F; G is left as it was (G ~ I, so subtracting and adding 1 back is exact on its diagonal).
 double distance_from_identity(Backend& b, MatrixView<double> g) {
   b.add_to_diagonal(g, -1.0);
@@ -47,37 +42,83 @@ double distance_from_identity(Backend& b, MatrixView<double> g) {
   return d;
 }
 
-bool finite(Backend& b, MatrixView<const float> y) { return b.exponent_histogram(y).nonfinite() == 0; }
+enum class Pass { Cholesky, Scaled, Breakdown };
 
-/// CholeskyQR in FP64, `passes` passes, or with passes = 0 one pass and a second when the first
-/// left ||Q^T Q - I||_F > 2^-24; after a shifted first pass when `shifted`. Y is overwritten only
-/// on success. Returns the unshifted passes run, 0 on breakdown.
-int cholesky_qr(Backend& b, MatrixView<float> y, int passes, bool shifted) {
-  const index_t m = y.rows(), l = y.cols();
-  Matrix<double> yd(b, m, l, "Y");
-  b.convert(y, yd.view());
-  if (shifted) {
-    // Fukaya, Kannan, Nakatsukasa, Yamamoto, Yanagisawa (2020), Eq. (4.2): s = 11 (mn + n(n+1)) u ||Y||_2^2,
-    // with ||Y||_F >= ||Y||_2 and u the FP64 unit roundoff.
-    const double norm = b.frobenius_norm(y);
-    const double u = std::numeric_limits<double>::epsilon() / 2;
-    Matrix<double> g = gram(b, yd);
-    b.add_to_diagonal(g, 11.0 * (static_cast<double>(m) * l + static_cast<double>(l) * (l + 1)) * u * norm * norm);
-    if (!cholesky_qr_step(b, g, yd)) return 0;
+/// One CholeskyQR pass on the equilibrated Gram matrix: Y := Y R^{-1} with R = R' D^{-1},
+/// R'^T R' = D G D (R^T R = G, the factor of a Cholesky that did not see Y's column scaling). With
+/// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass at Y := Y D (Pass::Scaled).
+Pass cholesky_qr_pass(Backend& b, Matrix<double>& y, bool stop_when_orthogonal) {
+  Matrix<double> g = gram(b, y), d(b, y.cols(), 1, "D");
+  b.equilibrate(g, d);
+  if (stop_when_orthogonal && distance_from_identity(b, g) <= kFp32UnitRoundoff) {
+    b.scale_columns(d, y.view());
+    return Pass::Scaled;
   }
+  if (b.cholesky_upper(g) != 0) return Pass::Breakdown;
+  b.divide_columns(d, g);
+  Matrix<double> q(b, y.rows(), y.cols(), "Q");
+  b.solve_right_upper(g, y, q);
+  y = q;
+  return Pass::Cholesky;
+}
+
+/// Shifted CholeskyQR's first pass: Fukaya, Kannan, Nakatsukasa, Yamamoto, Yanagisawa (2020),
+/// Eq. (4.2): shift s = 11 (mn + n(n+1)) u ||Y||_2^2, with ||Y||_F >= ||Y||_2 and u the FP64 unit
+/// roundoff. False on a breakdown.
+bool shifted_cholesky_qr_pass(Backend& b, Matrix<double>& y) {
+  const double m = static_cast<double>(y.rows()), l = static_cast<double>(y.cols());
+  const double norm = b.frobenius_norm(MatrixView<const double>(y.view()));
+  const double u = std::numeric_limits<double>::epsilon() / 2;
+  Matrix<double> g = gram(b, y);
+  b.add_to_diagonal(g, 11.0 * (m * l + l * (l + 1)) * u * norm * norm);
+  if (b.cholesky_upper(g) != 0) return false;
+  Matrix<double> q(b, y.rows(), y.cols(), "Q");
+  b.solve_right_upper(g, y, q);
+  y = q;
+  return true;
+}
+
+/// CholeskyQR in FP64 of the working copy Y (consumed), Q := the result in FP32: `passes` passes,
+/// or with passes = 0 (Auto) passes until the equilibrated Gram matrix is I, at most two with a
+/// Cholesky factorisation; after a shifted first pass when `shifted`. Q is written only on
+/// success: when ||Q||_F is finite and at most 2 sqrt(l) (an orthonormal Q has sqrt(l); a larger
+/// one is no basis). Returns the Cholesky passes run (0: Y's columns were orthogonal), -1 on failure.
+int cholesky_qr(Backend& b, Matrix<double> y, MatrixView<float> q, int passes, bool shifted) {
+  if (shifted && !shifted_cholesky_qr_pass(b, y)) return -1;
   const bool adaptive = passes == 0;
   int ran = 0;
   for (int p = 0; p < (adaptive ? 2 : passes); ++p) {
-    Matrix<double> g = gram(b, yd);
-    if (adaptive && p == 1 && distance_from_identity(b, g) <= kFp32UnitRoundoff) break;
-    if (!cholesky_qr_step(b, g, yd)) return 0;
+    const Pass pass = cholesky_qr_pass(b, y, adaptive);
+    if (pass == Pass::Breakdown) return -1;
+    if (pass == Pass::Scaled) break;
     ++ran;
   }
-  Matrix<float> q(b, m, l, "Q");
-  b.convert(yd.view(), q.view());
-  if (!finite(b, q)) return 0;
-  b.copy(q.view(), y);
+  const double norm = b.frobenius_norm(MatrixView<const double>(y.view()));
+  if (!(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return -1;
+  b.convert(MatrixView<const double>(y.view()), q);
   return ran;
+}
+
+/// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder.
+/// `working_copy` gives a fresh FP64 copy of Y for each attempt; `y_into_q` puts Y into Q for
+/// Householder QR.
+Orthonormalizer orthonormalize_with_fallback(Backend& b, const std::function<Matrix<double>()>& working_copy,
+                                             const std::function<void()>& y_into_q, MatrixView<float> q,
+                                             Orthonormalizer method) {
+  if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
+    const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
+    switch (cholesky_qr(b, working_copy(), q, asked, false)) {
+      case 0: return Orthonormalizer::ColumnScaling;
+      case 1: return Orthonormalizer::CholeskyQR;
+      case 2: return Orthonormalizer::CholeskyQR2;
+      default: break;
+    }
+  }
+  if (method != Orthonormalizer::Householder && cholesky_qr(b, working_copy(), q, 2, true) >= 0)
+    return Orthonormalizer::ShiftedCholeskyQR3;
+  y_into_q();
+  b.householder_q(q);
+  return Orthonormalizer::Householder;
 }
 
 }  // namespace
@@ -85,16 +126,25 @@ int cholesky_qr(Backend& b, MatrixView<float> y, int passes, bool shifted) {
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
   if (y.cols() == 0) return method;
-  if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
-    const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
-    const int ran = cholesky_qr(backend, y, asked, false);
-    if (ran == 1) return Orthonormalizer::CholeskyQR;
-    if (ran == 2) return Orthonormalizer::CholeskyQR2;
-  }
-  if (method != Orthonormalizer::Householder && cholesky_qr(backend, y, 2, true) > 0)
-    return Orthonormalizer::ShiftedCholeskyQR3;
-  backend.householder_q(y);
-  return Orthonormalizer::Householder;
+  const auto converted = [&] {
+    Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
+    backend.convert(MatrixView<const float>(y), yd.view());
+    return yd;
+  };
+  return orthonormalize_with_fallback(backend, converted, [] {}, y, method);
+}
+
+Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,
+                               Orthonormalizer method) {
+  require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
+  require_shape(q, y.rows(), y.cols(), "Q");
+  if (y.cols() == 0) return method;
+  const auto copied = [&] {
+    Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
+    backend.copy(y, yd.view());
+    return yd;
+  };
+  return orthonormalize_with_fallback(backend, copied, [&] { backend.convert(y, q); }, q, method);
 }
 
 }  // namespace randnla

@@ -12,21 +12,30 @@ enum class Orthonormalizer {
   CholeskyQR,         ///< one pass, Gram matrix and Cholesky in FP64: orthogonality ~ cond(Y)^2 * 2^-53
   CholeskyQR2,        ///< two passes (Yamamoto et al. 2015): FP32-level orthogonality for cond(Y) < ~1e7
   ShiftedCholeskyQR3, ///< shifted first pass, then CholeskyQR2 (Fukaya et al. 2020): cond(Y) up to ~1e15
-  Auto                ///< CholeskyQR, and CholeskyQR2's second pass only when the first left
-                      ///< ||Q^T Q - I||_F > 2^-24 (FP32's unit roundoff), checked on the Gram matrix
-                      ///< that second pass starts from; reported as whichever ran
+  Auto,               ///< CholeskyQR passes until the equilibrated Gram matrix of the panel is the
+                      ///< identity to FP32's unit roundoff (||D G D - I||_F <= 2^-24, D = diag(G)^{-1/2}),
+                      ///< then Q = Y D: no pass when Y's columns are already orthogonal, one or two
+                      ///< otherwise (reported as ColumnScaling, CholeskyQR or CholeskyQR2)
+  ColumnScaling       ///< reported only (Auto): Y's columns were orthogonal already, Q = Y D
 };
 
 const char* to_string(Orthonormalizer o);
 /// Parses householder | cholqr | cholqr2 | scholqr3 | auto; throws InvalidArgument naming `parameter`.
 Orthonormalizer parse_orthonormalizer(const std::string& text, const std::string& parameter = "orthonormalizer");
 
-/// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y).
+/// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y). Every
+/// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the
+/// same Q, a Cholesky less sensitive to the column norms of Y).
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
 /// CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder. Returns the method that
 /// produced Q. Q = Y R^{-1} with R upper triangular; R's diagonal is positive for every method
 /// but Householder, whose column signs are LAPACK's.
 /// Throws InvalidArgument if m < l.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method);
+
+/// The same for an FP64 panel Y (left unchanged), Q (m x l) written in FP32: the Gram matrix is
+/// formed from Y's FP64 values, with no rounding to FP32 first.
+Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,
+                               Orthonormalizer method);
 
 }  // namespace randnla

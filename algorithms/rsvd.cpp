@@ -143,6 +143,13 @@ void svd_of_wide(Backend& b, MatrixView<const float> bt, SvdMethod method, Matri
   b.gemm(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, GemmPrecision::FP32);
 }
 
+/// The orthonormaliser of the bases between two products of a power iteration, which only carry
+/// the span on to the next product (Halko, Martinsson & Tropp, Alg. 4.4; scikit-learn uses LU
+/// there): Auto runs one CholeskyQR pass there, without the check that a second is not needed.
+Orthonormalizer between_products(Orthonormalizer chosen) {
+  return chosen == Orthonormalizer::Auto ? Orthonormalizer::CholeskyQR : chosen;
+}
+
 /// Leading k columns (or rows for S) copied into a matrix of their own.
 Matrix<float> leading_columns(Backend& b, MatrixView<const float> x, index_t k, const std::string& name) {
   Matrix<float> out(b, x.rows(), k, name);
@@ -195,17 +202,19 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   rep.ms_projection += clock.lap("projection");
   require_finite_sketch(b, a, y);
   rep.ms_check = clock.lap("input check");
-  rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), o.orthonormalizer)));
+  const int q = o.power_iterations;
+  const Orthonormalizer between = between_products(o.orthonormalizer);
+  rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), q > 0 ? between : o.orthonormalizer)));
   rep.ms_orthonormalization += clock.lap("orthonormalisation");
   Matrix<float> z(b, n, l, "Z");
-  for (int i = 0; i < o.power_iterations; ++i) {
+  for (int i = 0; i < q; ++i) {
     prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, z);
     rep.ms_projection += clock.lap("projection");
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, z.view(), o.orthonormalizer)));
+    rep.orthonormalizers.push_back(to_string(orthonormalize(b, z.view(), between)));
     rep.ms_orthonormalization += clock.lap("orthonormalisation");
     prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
     rep.ms_projection += clock.lap("projection");
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), o.orthonormalizer)));
+    rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), i + 1 < q ? between : o.orthonormalizer)));
     rep.ms_orthonormalization += clock.lap("orthonormalisation");
   }
 
@@ -247,10 +256,11 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
     const index_t bs = std::min(o.block_size, max_rank - rank);
     Matrix<float> yi(b, m, bs, "Y_i"), zi(b, n, bs, "Z_i");
     prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, step}, bs, yi, step == 0 ? &rep.sketch_kernel : nullptr);
+    const Orthonormalizer between = between_products(Orthonormalizer::Auto);
     for (int it = 0; it < o.power_iterations; ++it) {
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::Auto)));
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), between)));
       prod.gemm(Op::T, Op::N, 1.0f, a, yi, 0.0f, zi);
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, zi.view(), Orthonormalizer::Auto)));
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, zi.view(), between)));
       prod.gemm(Op::N, Op::N, 1.0f, a, zi, 0.0f, yi);
     }
     rep.ms_projection += clock.lap();

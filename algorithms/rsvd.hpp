@@ -27,6 +27,9 @@ struct RsvdOptions {
   int power_iterations = 0;         ///< q: Y = (A A^T)^q A Omega, re-orthonormalised between products
   std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
   SketchPrecision sketch = SketchPrecision::Auto;
+  /// Every basis; with Auto, the bases between two products of a power iteration get one
+  /// CholeskyQR pass (they only carry the span to the next product) and the basis Q of B = Q^T A
+  /// is made orthonormal to FP32 precision (Orthonormalizer::Auto).
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
   SvdMethod small_svd = SvdMethod::Auto;  ///< Auto = Gram: svd_through_gram on B^T
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it

@@ -56,10 +56,9 @@ Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixVi
   b.gemm(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
   b.symmetric_eig(g, w);
   b.gemm(Op::N, Op::N, 1.0, ad, g, 0.0, av);
-  b.convert(av.view(), u);
   b.convert(g.view(), v);
   singular_values(b, w, s);
-  const Orthonormalizer used = orthonormalize(b, u, Orthonormalizer::Auto);
+  const Orthonormalizer used = orthonormalize(b, MatrixView<const double>(av.view()), u, Orthonormalizer::Auto);
   if (used == Orthonormalizer::Householder) make_diagonal_positive(b, av, u);
   return used;
 }

@@ -8,7 +8,9 @@ namespace randnla {
 
 /// Thin SVD A = U diag(s) V^T of a tall A (m x n, m >= n, FP32, LayoutLeft, backend memory):
 ///   A^T A = V diag(s^2) V^T    in FP64 (Backend::symmetric_eig: LAPACK dsyevd / cuSOLVER Xsyevd),
-///   U := A V, orthonormalised  (orthonormalize, Auto: CholeskyQR, whose R ~ diag(s) is dropped).
+///   U := A V, orthonormalised in FP64 (orthonormalize, Auto): A V's columns are orthogonal, so
+///   its equilibrated Gram matrix is usually I to 2^-24 and U is A V with unit columns
+///   (ColumnScaling); otherwise CholeskyQR, whose R ~ diag(s) is dropped.
 /// U is m x n, s is n x 1 (descending), V is n x n, all FP32 in backend memory; A is not modified.
 /// Why it is accurate: the eigendecomposition is backward stable, so the columns of A V are
 /// orthogonal to within 2^-53 ||A||^2 and R's off-diagonal entries, |r_ij| <= min(2^-53 ||A||^2 / s_i,

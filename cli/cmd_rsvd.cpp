@@ -36,7 +36,7 @@ int run_rsvd(int argc, char** argv) {
       .option("oversampling", "10", "p: the sketch has k + p columns")
       .option("power-iterations", "0", "q: power iterations (A A^T)^q A")
       .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
-      .option("orthonormalizer", "auto", "householder | cholqr | cholqr2 | scholqr3 | auto (cholqr, a second pass when needed)")
+      .option("orthonormalizer", "auto", "householder | cholqr | cholqr2 | scholqr3 | auto (cholqr passes until orthonormal to FP32; one pass between power-iteration products)")
       .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | gram | auto (= gram)")
       .option("tolerance", "", "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tol ||A||_F")
       .option("block-size", "32", "fixed-accuracy mode: columns added per step");

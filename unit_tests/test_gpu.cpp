@@ -331,6 +331,38 @@ TEST(Gpu, SvdThroughGramMatchesHost) {
   EXPECT_LT(test::orthogonality_loss(v.cview()), 1e-6);
 }
 
+// CholeskyQR's equilibration and the FP64 column scaling give the host's bits.
+TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const index_t n = 37, m = 101;
+  Matrix<double> hg(*host, n, n), hd(*host, n, 1), hy(*host, m, n), dg(*dev, n, n), dd(*dev, n, 1), dy(*dev, m, n);
+  const auto r = test::random_matrix(m, n, Elements::Normal, 4);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < m; ++i) hy.view()(i, j) = r(i, j) * std::pow(3.0, static_cast<double>(j % 9) - 4);
+    for (index_t i = 0; i < n; ++i) hg.view()(i, j) = r(i, j) * r(j, i) + (i == j ? 1.5 + j : 0.0);
+  }
+  hg.view()(3, 3) = 0.0;
+  hg.view()(5, 5) = -1.0;
+  hg.view()(7, 7) = INFINITY;
+  dev->copy(MatrixView<const double>(hg.view()), dg.view());
+  dev->copy(MatrixView<const double>(hy.view()), dy.view());
+  host->equilibrate(hg.view(), hd.view());
+  dev->equilibrate(dg.view(), dd.view());
+  host->scale_columns(hd, hy.view());
+  dev->scale_columns(dd, dy.view());
+  Matrix<double> g(*host, n, n), d(*host, n, 1), y(*host, m, n);
+  dev->copy(MatrixView<const double>(dg.view()), g.view());
+  dev->copy(MatrixView<const double>(dd.view()), d.view());
+  dev->copy(MatrixView<const double>(dy.view()), y.view());
+  EXPECT_EQ(0, std::memcmp(g.data(), hg.data(), sizeof(double) * n * n));
+  EXPECT_EQ(0, std::memcmp(d.data(), hd.data(), sizeof(double) * n));
+  EXPECT_EQ(0, std::memcmp(y.data(), hy.data(), sizeof(double) * m * n));
+  EXPECT_EQ(d.view()(3, 0), 1.0);
+  EXPECT_EQ(d.view()(7, 0), 1.0);
+}
+
 // Inf and NaN in A reach the sketch through every Tensor Core kernel, where the RSVD's check reads them.
 TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
   RANDNLA_REQUIRE_GPU();

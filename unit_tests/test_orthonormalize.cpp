@@ -65,6 +65,45 @@ TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {
   }
 }
 
+TEST(Orthonormalize, AutoOnlyScalesColumnsThatAreOrthogonalAlready) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 3000, l = 40;
+  const auto q0 = graded(m, l, 1.0);  // orthonormal columns
+  auto y = q0;
+  for (index_t j = 0; j < l; ++j)
+    for (index_t i = 0; i < m; ++i) y(i, j) *= static_cast<float>(std::pow(10.0, -6.0 * j / (l - 1)));
+  auto q = y;
+  EXPECT_EQ(orthonormalize(*b, q.view(), Orthonormalizer::Auto), Orthonormalizer::ColumnScaling);
+  double worst = 0;
+  for (std::size_t i = 0; i < q.data.size(); ++i) worst = std::max(worst, std::abs(double(q.data[i]) - q0.data[i]));
+  EXPECT_LT(worst, 1e-6);  // the columns of Q0 themselves, signs kept
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6);
+  // A perturbation of 1e-4 in one column is no longer orthogonal to FP32's precision.
+  y(0, 1) += 1e-4f * y(0, 0) / q0(0, 0) * static_cast<float>(std::sqrt(double(m)));
+  q = y;
+  EXPECT_EQ(orthonormalize(*b, q.view(), Orthonormalizer::Auto), Orthonormalizer::CholeskyQR);
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6);
+}
+
+TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
+  auto b = make_backend(BackendKind::Host);
+  const double g0[4][4] = {{4, 2, 0, 1}, {2, 9, 3, 0}, {0, 3, 0, 5}, {1, 0, 5, INFINITY}};
+  Matrix<double> g(*b, 4, 4), d(*b, 4, 1);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) g.view()(i, j) = g0[i][j];
+  b->equilibrate(g.view(), d.view());
+  const double expect_d[4] = {0.5, 1.0 / 3.0, 1.0, 1.0};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(d.view()(i, 0), expect_d[i]) << i;
+    for (int j = 0; j < 4; ++j)
+      if (std::isfinite(g0[i][j])) EXPECT_DOUBLE_EQ(g.view()(i, j), g0[i][j] * expect_d[i] * expect_d[j]) << i << j;
+  }
+  EXPECT_EQ(g.view()(0, 0), 1.0);
+  EXPECT_EQ(g.view()(1, 1), 1.0);
+  Matrix<double> short_d(*b, 3, 1);
+  EXPECT_THROW(b->equilibrate(g.view(), short_d.view()), InvalidArgument);
+}
+
 TEST(Orthonormalize, RejectsWideInputAndParsesNames) {
   auto b = make_backend(BackendKind::Host);
   test::HostMatrix<float> wide(3, 5);
@@ -139,6 +178,10 @@ TEST(SvdThroughGram, MatchesLapackOnGradedAndRankDeficientMatrices) {
     EXPECT_LT(test::orthogonality_loss(u.view()), 1e-5) << c.cond << " " << to_string(used);
     EXPECT_LT(test::orthogonality_loss(v.view()), 1e-6) << c.cond;
     if (c.zero_columns) EXPECT_EQ(used, Orthonormalizer::Householder);  // the sign repair is exercised
+    // A V's columns are orthogonal to 2^-53 s_1^2 / (s_i s_j) after scaling: below 2^-24 at
+    // cond 1e2, not at cond 1e7, where CholeskyQR runs.
+    if (c.cond == 1e2) EXPECT_EQ(used, Orthonormalizer::ColumnScaling);
+    if (c.cond == 1e7) EXPECT_EQ(used, Orthonormalizer::CholeskyQR);
   }
 }
 

@@ -95,6 +95,24 @@ TEST(Rsvd, TopSingularValuesAgreeWithLapack) {
   EXPECT_NEAR(r.report.relative_error_estimate, exact, 0.6 * exact);  // a 16-probe estimate
 }
 
+// Auto gives the bases between the products of a power iteration one CholeskyQR pass and the last
+// basis as many as it needs: as accurate as CholeskyQR2 everywhere.
+TEST(Rsvd, PowerIterationBasesTakeOneCholeskyPassAsAccurateAsCholeskyQR2) {
+  auto b = make_backend(BackendKind::Host);
+  for (const TestMatrix& t : {exp_matrix(), poly_matrix()}) {
+    RsvdOptions o;
+    o.power_iterations = 2;
+    RsvdReport rep;
+    const double e_auto = rsvd_error(*b, t, 40, o, &rep);
+    ASSERT_EQ(rep.orthonormalizers.size(), 6u);  // Y, Z, Y, Z, Y, then A V in the small SVD
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(rep.orthonormalizers[i], "cholqr") << t.name << " " << i;
+    o.orthonormalizer = Orthonormalizer::CholeskyQR2;
+    const double e_cholqr2 = rsvd_error(*b, t, 40, o);
+    EXPECT_LE(e_auto, 1.01 * e_cholqr2) << t.name;
+    EXPECT_GE(e_auto, 0.99 * e_cholqr2) << t.name;
+  }
+}
+
 TEST(Rsvd, FixedAccuracyStopsAtTheRankTheToleranceNeeds) {
   auto b = make_backend(BackendKind::Host);
   const TestMatrix t = exp_matrix();

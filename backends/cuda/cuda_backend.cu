@@ -143,8 +143,26 @@ class CudaBackend final : public Backend {
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
     device_only(s, "s");
     device_only(x, "X");
-    require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
+    require_scale_shape(s, x);
     cuda::launch_scale_columns(s.data(), x, stream_->get());
+  }
+  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override {
+    device_only(s, "s");
+    device_only(x, "X");
+    require_scale_shape(s, x);
+    cuda::launch_scale_columns(s.data(), x, stream_->get());
+  }
+  void divide_columns(MatrixView<const double> s, MatrixView<double> x) override {
+    device_only(s, "s");
+    device_only(x, "X");
+    require_scale_shape(s, x);
+    cuda::launch_divide_columns(s.data(), x, stream_->get());
+  }
+  void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
+    device_only(g, "G");
+    device_only(d, "d");
+    require_eig_shapes(g, d);
+    cuda::launch_equilibrate(g, d, stream_->get());
   }
   void add_to_diagonal(MatrixView<double> g, double shift) override {
     device_only(g, "G");
@@ -251,31 +269,31 @@ class CudaBackend final : public Backend {
     return info;
   }
 
-  /// For a tall Y, R^{-1} is formed first (a triangular solve with the n x n identity) and Y R^{-1}
-  /// is then one DGEMM: cuBLAS's solve with all m rows of Y as right-hand sides took 0.26 ms for
-  /// 16384 x 272 on the H100, the DGEMM 0.03 (perf_tests/bench_dense_parts). Each column of
-  /// R^{-1} is still a backward-stable triangular solve.
-  void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) override {
+  /// For a tall Y, R^{-1} is formed first (a triangular solve with the n x n identity) and
+  /// X = Y R^{-1} is then one DGEMM: cuBLAS's solve with all m rows of Y as right-hand sides took
+  /// 0.25 ms for 16384 x 272 on the H100, the DGEMM 0.03 (perf_tests/bench_dense_parts). Each column
+  /// of R^{-1} is still a backward-stable triangular solve.
+  void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) override {
     device_only(r, "R");
     device_only(y, "Y");
-    require_right_solve_shapes(r, y);
+    device_only(x, "X");
+    require_right_solve_shapes(r, y, x);
     if (y.empty()) return;
     const int m = blas_int(y.rows(), "Y.rows"), n = blas_int(y.cols(), "Y.cols"), ldr = blas_int(r.ld(), "R.ld");
     const double one = 1.0, zero = 0.0;
     if (m <= 2 * n) {
+      copy(y, x);
       RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                               m, n, &one, r.data(), ldr, y.data(), blas_int(y.ld(), "Y.ld")));
+                               m, n, &one, r.data(), ldr, x.data(), blas_int(x.ld(), "X.ld")));
       return;
     }
-    Matrix<double> rinv(*this, n, n, "R^-1"), product(*this, m, n, "Y R^-1");
+    Matrix<double> rinv(*this, n, n, "R^-1");
     RANDNLA_CUDA(cudaMemsetAsync(rinv.data(), 0, sizeof(double) * n * n, stream_->get()));
     cuda::launch_add_to_diagonal(rinv.view(), 1.0, stream_->get());
     RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
                              n, &one, r.data(), ldr, rinv.data(), n));
     RANDNLA_CUDA(cublasDgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, n, &one, y.data(), blas_int(y.ld(), "Y.ld"),
-                             rinv.data(), n, &zero, product.data(), m));
-    RANDNLA_CUDA(cudaMemcpy2DAsync(y.data(), y.ld() * sizeof(double), product.data(), m * sizeof(double),
-                                   m * sizeof(double), n, cudaMemcpyDeviceToDevice, stream_->get()));
+                             rinv.data(), n, &zero, x.data(), blas_int(x.ld(), "X.ld")));
   }
 
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {

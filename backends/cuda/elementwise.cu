@@ -117,6 +117,18 @@ void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaSt
 void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s) {
   for_each(x.rows(), x.cols(), s, "scale_columns", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
 }
+void launch_scale_columns(const double* scale, MatrixView<double> x, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "scale_columns f64", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
+}
+void launch_divide_columns(const double* divisor, MatrixView<double> x, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "divide_columns f64", [=] __device__(index_t i, index_t j) { at(x, i, j) /= divisor[j]; });
+}
+void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s) {
+  for_each(g.rows(), 1, s, "equilibration factors",
+           [=] __device__(index_t i, index_t) { at(d, i, 0) = equilibration_factor(at(g, i, i)); });
+  for_each(g.rows(), g.cols(), s, "equilibrate",
+           [=] __device__(index_t i, index_t j) { at(g, i, j) *= at(d, i, 0) * at(d, j, 0); });
+}
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s) {
   for_each(g.rows(), 1, s, "add_to_diagonal", [=] __device__(index_t i, index_t) { at(g, i, i) += shift; });
 }

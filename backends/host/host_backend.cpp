@@ -92,10 +92,33 @@ class HostBackend final : public Backend {
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
     host_only(s, "s");
     host_only(x, "X");
-    require(s.rows() * s.cols() == x.cols(), "s.size", s.rows() * s.cols(), "must equal X.cols = " +
-                                                                               std::to_string(x.cols()));
+    require_scale_shape(s, x);
     const float* sv = s.data();
     for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[j]; });
+  }
+
+  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override {
+    host_only(s, "s");
+    host_only(x, "X");
+    require_scale_shape(s, x);
+    const double* sv = s.data();
+    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[j]; });
+  }
+
+  void divide_columns(MatrixView<const double> s, MatrixView<double> x) override {
+    host_only(s, "s");
+    host_only(x, "X");
+    require_scale_shape(s, x);
+    const double* sv = s.data();
+    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) /= sv[j]; });
+  }
+
+  void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
+    host_only(g, "G");
+    host_only(d, "d");
+    require_eig_shapes(g, d);
+    for (index_t i = 0; i < g.rows(); ++i) d(i, 0) = equilibration_factor(g(i, i));
+    for_each_element(g.rows(), g.cols(), [=](index_t i, index_t j) { g(i, j) *= d(i, 0) * d(j, 0); });
   }
 
   void add_to_diagonal(MatrixView<double> g, double shift) override {
@@ -197,14 +220,16 @@ class HostBackend final : public Backend {
     return info;
   }
 
-  void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) override {
+  void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) override {
     host_only(r, "R");
     host_only(y, "Y");
-    require_right_solve_shapes(r, y);
-    const int m = lapack_int(y.rows(), "Y.rows"), n = lapack_int(y.cols(), "Y.cols");
-    const int lda = lapack_int(r.ld(), "R.ld"), ldb = lapack_int(y.ld(), "Y.ld");
+    host_only(x, "X");
+    require_right_solve_shapes(r, y, x);
+    copy(y, x);
+    const int m = lapack_int(x.rows(), "Y.rows"), n = lapack_int(x.cols(), "Y.cols");
+    const int lda = lapack_int(r.ld(), "R.ld"), ldb = lapack_int(x.ld(), "X.ld");
     const double one = 1.0;
-    if (m > 0 && n > 0) dtrsm_("R", "U", "N", "N", &m, &n, &one, r.data(), &lda, y.data(), &ldb);
+    if (m > 0 && n > 0) dtrsm_("R", "U", "N", "N", &m, &n, &one, r.data(), &lda, x.data(), &ldb);
   }
 
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "randnla/hostdevice.hpp"
 #include "randnla/matrix_view.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"
@@ -30,17 +31,32 @@ void require_gemm_shapes(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<
   require(c.cols() == n, "C.cols", c.cols(), "must equal op(B).cols = " + std::to_string(n));
 }
 
+/// Throws InvalidArgument unless s holds one factor per column of X.
+template <class S, class X>
+void require_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x) {
+  require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
+}
+
+/// g^{-1/2} for a positive finite diagonal entry g of a Gram matrix, 1 otherwise (Backend::equilibrate).
+RANDNLA_HD double equilibration_factor(double g) {
+  constexpr double kLargestDouble = 1.7976931348623157e308;
+  return g > 0.0 && g <= kLargestDouble ? 1.0 / std::sqrt(g) : 1.0;
+}
+
 /// Throws InvalidArgument unless G is square.
 template <class T>
 void require_square(const MatrixView<T>& g, const std::string& name) {
   require(g.rows() == g.cols(), name + ".rows", g.rows(), "must equal " + name + ".cols = " + std::to_string(g.cols()));
 }
 
-/// Throws InvalidArgument unless Y * R^{-1} is well formed: R square of order Y.cols.
-template <class R, class Y>
-void require_right_solve_shapes(const MatrixView<R>& r, const MatrixView<Y>& y) {
+/// Throws InvalidArgument unless X := Y * R^{-1} is well formed: R square of order Y.cols, X of
+/// Y's shape and not Y itself.
+template <class R, class Y, class X>
+void require_right_solve_shapes(const MatrixView<R>& r, const MatrixView<Y>& y, const MatrixView<X>& x) {
   require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape", std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
           "must be square with the order of Y.cols = " + std::to_string(y.cols()));
+  require_shape(x, y.rows(), y.cols(), "X");
+  require(x.data() != y.data() || x.empty(), "X", "Y's own storage", "must not be Y (the solve is out of place)");
 }
 
 /// Throws InvalidArgument unless the thin SVD A (m x n, m >= n) = U diag(s) VT is well formed.
@@ -142,6 +158,13 @@ class Backend {
   virtual void transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;  ///< dst := src^T
   /// X(:, j) *= s[j] for each column j; s is a vector in this backend's memory of length X.cols.
   virtual void scale_columns(MatrixView<const float> s, MatrixView<float> x) = 0;
+  virtual void scale_columns(MatrixView<const double> s, MatrixView<double> x) = 0;
+  /// X(:, j) /= s[j] for each column j (FP64).
+  virtual void divide_columns(MatrixView<const double> s, MatrixView<double> x) = 0;
+  /// Symmetric equilibration of a Gram matrix G (n x n, FP64): d (n x 1) := diag(G)^{-1/2},
+  /// G := D G D, so that G's diagonal is 1 (van der Sluis). d_i = 1 where G_ii is not positive
+  /// and finite: that row and column are left as they are.
+  virtual void equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
   /// G(i, i) += shift for every i (G square, FP64).
   virtual void add_to_diagonal(MatrixView<double> g, double shift) = 0;
   /// Counts of X's non-zero elements per FP32 exponent (one pass; blocks to return it).
@@ -174,8 +197,8 @@ class Backend {
   /// Cholesky of the SPD matrix G (n x n, FP64): G := R upper with G = R^T R. Returns 0, or the
   /// 1-based index of the first non-positive pivot (LAPACK's info) without throwing.
   virtual int cholesky_upper(MatrixView<double> g) = 0;
-  /// Y := Y * R^{-1}, R upper triangular n x n (FP64).
-  virtual void solve_right_upper(MatrixView<const double> r, MatrixView<double> y) = 0;
+  /// X := Y * R^{-1}, R upper triangular n x n, Y and X m x n (FP64); X must not overlap Y.
+  virtual void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) = 0;
   /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
   /// Divide and conquer (LAPACK dsyevd, cuSOLVER Xsyevd). Throws NumericalBreakdown if it does not
