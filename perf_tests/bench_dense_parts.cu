@@ -4,7 +4,10 @@
 // of cuSOLVER and LAPACK on an l x l matrix; the Tensor Core products at l = 256, 272, 384.
 // Wall time with the stream synchronised (as the RSVD's phases are timed), median of 15.
 // Usage: bench_dense_parts [m] [l]      (default 16384 272)
+//        bench_dense_parts syevd [l]     one Dsyevd between cudaProfilerStart/Stop, for
+//                                        ncu --profile-from-start off (its kernels one by one)
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -158,6 +161,37 @@ void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l
                           g, l, eye, l), "trsm identity");
            ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, l, l, &one, y, m, eye, l, &zero, y2, m), "dgemm");
          }));
+  report("DTRSM left R X = I alone (l = " + std::to_string(l) + ")", stream_ms([&] {
+           ok(cudaMemcpyAsync(eye, eye0, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "identity");
+           ok(cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, l, l, &one,
+                          g, l, eye, l), "trsm identity");
+         }) - copy_ms);
+  {  // the batched routines with one matrix: one kernel each instead of a blocked sequence?
+    double** ptrs = device_array<double*>(2);
+    const double* const* cptrs = reinterpret_cast<const double* const*>(ptrs);
+    double* const host_ptrs[2] = {g, eye};
+    ok(cudaMemcpy(ptrs, host_ptrs, sizeof host_ptrs, cudaMemcpyHostToDevice), "ptrs");
+    report("DTRSM batched (batch 1) left R X = I (l = " + std::to_string(l) + ")", stream_ms([&] {
+             ok(cudaMemcpyAsync(eye, eye0, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "identity");
+             ok(cublasDtrsmBatched(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, l, l,
+                                   &one, cptrs, l, ptrs + 1, l, 1), "trsm batched");
+           }) - copy_ms);
+    report("potrf batched (batch 1) (l = " + std::to_string(l) + ")", stream_ms([&] {
+             refresh();
+             ok(cusolverDnDpotrfBatched(sol, CUBLAS_FILL_MODE_UPPER, l, ptrs, l, info, 1), "potrf batched");
+           }) - copy_ms);
+    std::size_t pd = 0, ph = 0;
+    ok(cusolverDnXpotrf_bufferSize(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, &pd, &ph), "ws");
+    void* pw = device_array<char>(pd + 1);
+    std::vector<char> phw(ph + 1);
+    report("Xpotrf (l = " + std::to_string(l) + ")", stream_ms([&] {
+             refresh();
+             ok(cusolverDnXpotrf(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, pw, pd, phw.data(), ph,
+                                 info), "xpotrf");
+           }) - copy_ms);
+    cudaFree(pw);
+    cudaFree(ptrs);
+  }
   cudaFree(eye);
   cudaFree(eye0);
   report("a 4-byte copy to the host and a stream sync", stream_ms([&] {
@@ -168,6 +202,50 @@ void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l
   cusolverDnDestroyParams(prm);
   for (void* p : {static_cast<void*>(yf), static_cast<void*>(y), static_cast<void*>(y2), static_cast<void*>(g),
                   static_cast<void*>(g0), static_cast<void*>(work), dw, static_cast<void*>(rinv), static_cast<void*>(info)})
+    cudaFree(p);
+}
+
+/// What cuSOLVER's syevd is made of at this l: the reduction to tridiagonal form (sytrd), the
+/// formation of its Q (orgtr), the eigenvalues alone, the FP32 routine, the top l - 16 pairs.
+template <class Timed>
+void syevd_stages(cusolverDnHandle_t sol, double* g, const double* g0, double* w, int* info, int l, const Timed& timed) {
+  const std::size_t ll = static_cast<std::size_t>(l) * l;
+  double *d = device_array<double>(l), *e = device_array<double>(l), *tau = device_array<double>(l);
+  int lt = 0, lo = 0, lv = 0;
+  ok(cusolverDnDsytrd_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, d, e, tau, &lt), "ws");
+  ok(cusolverDnDorgtr_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, tau, &lo), "ws");
+  ok(cusolverDnDsyevd_bufferSize(sol, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, &lv), "ws");
+  double* work = device_array<double>(std::max({lt, lo, lv}) + 1);
+  timed("cuSOLVER Dsytrd", [&] { ok(cusolverDnDsytrd(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, d, e, tau, work, lt, info), "sytrd"); });
+  timed("cuSOLVER Dsytrd + Dorgtr", [&] {
+    ok(cusolverDnDsytrd(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, d, e, tau, work, lt, info), "sytrd");
+    ok(cusolverDnDorgtr(sol, CUBLAS_FILL_MODE_UPPER, l, g, l, tau, work, lo, info), "orgtr");
+  });
+  timed("cuSOLVER Dsyevd, eigenvalues only", [&] {
+    ok(cusolverDnDsyevd(sol, CUSOLVER_EIG_MODE_NOVECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, work, lv, info), "syevd");
+  });
+  int lx = 0, found = 0;
+  const int il = 17;
+  ok(cusolverDnDsyevdx_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_UPPER, l, g, l,
+                                  0.0, 0.0, il, l, &found, w, &lx), "ws");
+  double* workx = device_array<double>(lx + 1);
+  timed("cuSOLVER Dsyevdx, the top l - 16 pairs", [&] {
+    ok(cusolverDnDsyevdx(sol, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_UPPER, l, g, l, 0.0, 0.0,
+                         il, l, &found, w, workx, lx, info), "syevdx");
+  });
+  float *gf = device_array<float>(ll), *wf = device_array<float>(l);
+  std::vector<double> hg(ll);
+  ok(cudaMemcpy(hg.data(), g0, ll * 8, cudaMemcpyDeviceToHost), "copy");
+  const std::vector<float> hgf(hg.begin(), hg.end());
+  int ls = 0;
+  ok(cusolverDnSsyevd_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, gf, l, wf, &ls), "ws");
+  float* works = device_array<float>(ls + 1);
+  timed("cuSOLVER Ssyevd (FP32)", [&] {
+    ok(cudaMemcpyAsync(gf, hgf.data(), ll * 4, cudaMemcpyHostToDevice, g_stream), "copy");
+    ok(cusolverDnSsyevd(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, gf, l, wf, works, ls, info), "ssyevd");
+  });
+  for (void* p : {static_cast<void*>(d), static_cast<void*>(e), static_cast<void*>(tau), static_cast<void*>(work),
+                  static_cast<void*>(workx), static_cast<void*>(gf), static_cast<void*>(wf), static_cast<void*>(works)})
     cudaFree(p);
 }
 
@@ -226,6 +304,7 @@ void small_parts(cusolverDnHandle_t sol, cublasHandle_t blas, int l) {
     });
     cudaFree(dw);
   }
+  syevd_stages(sol, g, g0, w, info, l, timed);
   {
     syevjInfo_t params;
     ok(cusolverDnCreateSyevjInfo(&params), "syevj info");
@@ -339,6 +418,31 @@ void products(Backend& b, index_t m, index_t l) {
       false);
 }
 
+/// One Dsyevd of an l x l SPD matrix inside cudaProfilerStart/Stop (a warm-up call before).
+void profile_one_syevd(cusolverDnHandle_t sol, int l) {
+  const std::size_t ll = static_cast<std::size_t>(l) * l;
+  const auto hr = gaussian(ll, 2);
+  std::vector<double> hg(ll, 0.0);
+  for (int i = 0; i < l; ++i)
+    for (int j = 0; j < l; ++j)
+      for (int t = 0; t < l; ++t) hg[i + j * static_cast<std::size_t>(l)] += hr[i + t * static_cast<std::size_t>(l)] * hr[j + t * static_cast<std::size_t>(l)];
+  double *g = device_array<double>(ll), *w = device_array<double>(l);
+  int* info = device_array<int>(1);
+  int lwork = 0;
+  ok(cusolverDnDsyevd_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, &lwork), "ws");
+  double* work = device_array<double>(lwork + 1);
+  for (int rep = 0; rep < 2; ++rep) {
+    ok(cudaMemcpy(g, hg.data(), ll * 8, cudaMemcpyHostToDevice), "copy");
+    if (rep == 1) ok(cudaProfilerStart(), "profiler start");
+    const auto t0 = std::chrono::steady_clock::now();
+    ok(cusolverDnDsyevd(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, g, l, w, work, lwork, info), "syevd");
+    ok(cudaStreamSynchronize(g_stream), "sync");
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rep == 1) ok(cudaProfilerStop(), "profiler stop");
+    std::printf("Dsyevd l = %d: %.3f ms wall\n", l, ms);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -346,7 +450,8 @@ int main(int argc, char** argv) {
     std::printf("bench_dense_parts: no GPU, nothing to measure\n");
     return 0;
   }
-  const int m = argc > 1 ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
+  const bool syevd_once = argc > 1 && std::string(argv[1]) == "syevd";
+  const int m = argc > 1 && !syevd_once ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
   ok(cudaStreamCreate(&g_stream), "stream");
   cublasHandle_t blas;
   cusolverDnHandle_t sol;
@@ -354,6 +459,10 @@ int main(int argc, char** argv) {
   ok(cublasSetStream(blas, g_stream), "cublas stream");
   ok(cusolverDnCreate(&sol), "cusolver");
   ok(cusolverDnSetStream(sol, g_stream), "cusolver stream");
+  if (syevd_once) {
+    profile_one_syevd(sol, l);
+    return 0;
+  }
   cholesky_qr_parts(blas, sol, m, l);
   small_parts(sol, blas, l);
   cublasDestroy(blas);
