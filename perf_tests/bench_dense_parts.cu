@@ -184,12 +184,23 @@ void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l
     ok(cusolverDnXpotrf_bufferSize(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, &pd, &ph), "ws");
     void* pw = device_array<char>(pd + 1);
     std::vector<char> phw(ph + 1);
-    report("Xpotrf (l = " + std::to_string(l) + ")", stream_ms([&] {
-             refresh();
-             ok(cusolverDnXpotrf(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, pw, pd, phw.data(), ph,
-                                 info), "xpotrf");
-           }) - copy_ms);
     cudaFree(pw);
+    for (cusolverAlgMode_t alg : {CUSOLVER_ALG_0, CUSOLVER_ALG_1, CUSOLVER_ALG_2}) {
+      if (cusolverDnSetAdvOptions(prm, CUSOLVERDN_POTRF, alg) != CUSOLVER_STATUS_SUCCESS) {
+        std::printf("Xpotrf algorithm %d: not accepted\n", static_cast<int>(alg)), std::fflush(stdout);
+        continue;
+      }
+      ok(cusolverDnXpotrf_bufferSize(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, &pd, &ph), "ws");
+      pw = device_array<char>(pd + 1);
+      phw.resize(ph + 1);
+      report("Xpotrf, algorithm " + std::to_string(static_cast<int>(alg)) + " (l = " + std::to_string(l) + ")", stream_ms([&] {
+               refresh();
+               ok(cusolverDnXpotrf(sol, prm, CUBLAS_FILL_MODE_UPPER, l, CUDA_R_64F, g, l, CUDA_R_64F, pw, pd, phw.data(),
+                                   ph, info), "xpotrf");
+             }) - copy_ms);
+      cudaFree(pw);
+    }
+    ok(cusolverDnSetAdvOptions(prm, CUSOLVERDN_POTRF, CUSOLVER_ALG_0), "default potrf");
     cudaFree(ptrs);
   }
   cudaFree(eye);
