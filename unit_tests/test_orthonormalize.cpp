@@ -104,6 +104,30 @@ TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
   EXPECT_THROW(b->equilibrate(g.view(), short_d.view()), InvalidArgument);
 }
 
+TEST(SolveRightUpper, OutOfPlaceAgainstFp64ReferenceAndRejectsAliasing) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 50, n = 7;
+  Matrix<double> r(*b, n, n), y(*b, m, n), x(*b, m, n);
+  const auto rnd = test::random_matrix(m, n, test::Elements::Normal, 12);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < n; ++i) r.view()(i, j) = i < j ? 0.25 * rnd(i, j) : i == j ? 2.0 + j : 0.0;
+    for (index_t i = 0; i < m; ++i) y.view()(i, j) = rnd(i, j);
+  }
+  b->solve_right_upper(r, y, x);
+  double worst = 0;  // X R must give Y back
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (index_t t = 0; t <= j; ++t) s += x.view()(i, t) * r.view()(t, j);
+      worst = std::max(worst, std::abs(s - y.view()(i, j)));
+    }
+  EXPECT_LT(worst, 1e-13);
+  EXPECT_EQ(y.view()(3, 2), rnd(3, 2));  // Y untouched
+  EXPECT_THROW(b->solve_right_upper(r, y, y), InvalidArgument);
+  Matrix<double> short_x(*b, m - 1, n);
+  EXPECT_THROW(b->solve_right_upper(r, y, short_x), InvalidArgument);
+}
+
 TEST(Orthonormalize, RejectsWideInputAndParsesNames) {
   auto b = make_backend(BackendKind::Host);
   test::HostMatrix<float> wide(3, 5);
