@@ -44,8 +44,15 @@ double distance_from_identity(Backend& b, MatrixView<double> g) {
 
 enum class Pass { Cholesky, Scaled, Breakdown };
 
-/// One CholeskyQR pass on the equilibrated Gram matrix: Y := Y R^{-1} with R = R' D^{-1},
-/// R'^T R' = D G D (R^T R = G, the factor of a Cholesky that did not see Y's column scaling). With
+/// Y := Y R^{-1}, one product with the inverse Cholesky factor.
+void multiply_by_inverse_factor(Backend& b, Matrix<double>& y, MatrixView<const double> rinv) {
+  Matrix<double> q(b, y.rows(), y.cols(), "Q");
+  b.gemm(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
+  y = q;
+}
+
+/// One CholeskyQR pass on the equilibrated Gram matrix: Y := Y R^{-1} with R^{-1} = D R'^{-1},
+/// R'^T R' = D G D (R^T R = G: the factor of a Cholesky that did not see Y's column scaling). With
 /// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass at Y := Y D (Pass::Scaled).
 Pass cholesky_qr_pass(Backend& b, Matrix<double>& y, bool stop_when_orthogonal) {
   Matrix<double> g = gram(b, y), d(b, y.cols(), 1, "D");
@@ -54,11 +61,10 @@ Pass cholesky_qr_pass(Backend& b, Matrix<double>& y, bool stop_when_orthogonal) 
     b.scale_columns(d, y.view());
     return Pass::Scaled;
   }
-  if (b.cholesky_upper(g) != 0) return Pass::Breakdown;
-  b.divide_columns(d, g);
-  Matrix<double> q(b, y.rows(), y.cols(), "Q");
-  b.solve_right_upper(g, y, q);
-  y = q;
+  Matrix<double> rinv(b, y.cols(), y.cols(), "R^-1");
+  if (b.inverse_cholesky_factor(g, rinv) != 0) return Pass::Breakdown;
+  b.scale_rows(d, rinv);
+  multiply_by_inverse_factor(b, y, rinv);
   return Pass::Cholesky;
 }
 
@@ -69,12 +75,10 @@ bool shifted_cholesky_qr_pass(Backend& b, Matrix<double>& y) {
   const double m = static_cast<double>(y.rows()), l = static_cast<double>(y.cols());
   const double norm = b.frobenius_norm(MatrixView<const double>(y.view()));
   const double u = std::numeric_limits<double>::epsilon() / 2;
-  Matrix<double> g = gram(b, y);
+  Matrix<double> g = gram(b, y), rinv(b, y.cols(), y.cols(), "R^-1");
   b.add_to_diagonal(g, 11.0 * (m * l + l * (l + 1)) * u * norm * norm);
-  if (b.cholesky_upper(g) != 0) return false;
-  Matrix<double> q(b, y.rows(), y.cols(), "Q");
-  b.solve_right_upper(g, y, q);
-  y = q;
+  if (b.inverse_cholesky_factor(g, rinv) != 0) return false;
+  multiply_by_inverse_factor(b, y, rinv);
   return true;
 }
 

@@ -363,6 +363,49 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
+// The one-block inverse Cholesky factor (n <= 512) and the cuSOLVER path above it against LAPACK
+// on the host: orders around the 16-column panels and the tiles, and a breakdown's pivot index.
+TEST(Gpu, InverseCholeskyFactorMatchesHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  for (index_t n : {1, 3, 15, 16, 17, 33, 272, 512, 600}) {
+    const auto x = test::random_matrix(n + 9, n, Elements::Normal, 13);
+    Matrix<double> hg(*host, n, n), hr(*host, n, n), dg(*dev, n, n), dr(*dev, n, n), r(*host, n, n);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t t = 0; t < n + 9; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
+        hg.view()(i, j) = s;
+      }
+    dev->copy(MatrixView<const double>(hg.view()), dg.view());
+    ASSERT_EQ(host->inverse_cholesky_factor(hg, hr), 0);
+    ASSERT_EQ(dev->inverse_cholesky_factor(dg, dr), 0) << n;
+    dev->copy(MatrixView<const double>(dr.view()), r.view());
+    double worst = 0, scale = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) {
+        worst = std::max(worst, std::abs(r.view()(i, j) - hr.view()(i, j)));
+        scale = std::max(scale, std::abs(hr.view()(i, j)));
+        if (i > j) EXPECT_EQ(r.view()(i, j), 0.0) << n << " " << i << " " << j;
+      }
+    EXPECT_LT(worst, 1e-10 * scale) << n;
+  }
+  for (index_t n : {40, 600}) {  // a negative last diagonal entry: the last pivot is negative
+    const auto x = test::random_matrix(n + 9, n, Elements::Normal, 14);
+    Matrix<double> hg(*host, n, n), dg(*dev, n, n), dr(*dev, n, n);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t t = 0; t < n + 9; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
+        hg.view()(i, j) = s;
+      }
+    hg.view()(n - 1, n - 1) = -1.0;
+    dev->copy(MatrixView<const double>(hg.view()), dg.view());
+    EXPECT_EQ(dev->inverse_cholesky_factor(dg, dr), n) << n;
+  }
+}
+
 // Inf and NaN in A reach the sketch through every Tensor Core kernel, where the RSVD's check reads them.
 TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
   RANDNLA_REQUIRE_GPU();

@@ -104,28 +104,41 @@ TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
   EXPECT_THROW(b->equilibrate(g.view(), short_d.view()), InvalidArgument);
 }
 
-TEST(SolveRightUpper, OutOfPlaceAgainstFp64ReferenceAndRejectsAliasing) {
+// R^{-1} R = I and R^T R = G for the inverse Cholesky factor; a non-positive pivot is reported
+// by its 1-based index.
+TEST(InverseCholeskyFactor, InvertsTheFactorAndReportsTheFirstBadPivot) {
   auto b = make_backend(BackendKind::Host);
-  const index_t m = 50, n = 7;
-  Matrix<double> r(*b, n, n), y(*b, m, n), x(*b, m, n);
-  const auto rnd = test::random_matrix(m, n, test::Elements::Normal, 12);
-  for (index_t j = 0; j < n; ++j) {
-    for (index_t i = 0; i < n; ++i) r.view()(i, j) = i < j ? 0.25 * rnd(i, j) : i == j ? 2.0 + j : 0.0;
-    for (index_t i = 0; i < m; ++i) y.view()(i, j) = rnd(i, j);
+  for (index_t n : {1, 7, 40}) {
+    const auto x = test::random_matrix(n + 5, n, test::Elements::Normal, 12);
+    Matrix<double> g(*b, n, n), g0(*b, n, n), rinv(*b, n, n);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t t = 0; t < n + 5; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
+        g.view()(i, j) = g0.view()(i, j) = s;
+      }
+    ASSERT_EQ(b->inverse_cholesky_factor(g, rinv), 0);
+    // With X = R^{-1}: X^T G X = I exactly when X is the inverse of a factor of G.
+    double worst = 0, lower = 0;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t p = 0; p < n; ++p)
+          for (index_t q = 0; q < n; ++q) s += rinv.view()(p, i) * g0.view()(p, q) * rinv.view()(q, j);
+        worst = std::max(worst, std::abs(s - (i == j ? 1.0 : 0.0)));
+        if (i > j) lower = std::max(lower, std::abs(rinv.view()(i, j)));
+      }
+    EXPECT_LT(worst, 1e-12) << n;
+    EXPECT_EQ(lower, 0.0) << n;
+    for (index_t i = 0; i < n; ++i) EXPECT_GT(rinv.view()(i, i), 0.0);
   }
-  b->solve_right_upper(r, y, x);
-  double worst = 0;  // X R must give Y back
-  for (index_t i = 0; i < m; ++i)
-    for (index_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (index_t t = 0; t <= j; ++t) s += x.view()(i, t) * r.view()(t, j);
-      worst = std::max(worst, std::abs(s - y.view()(i, j)));
-    }
-  EXPECT_LT(worst, 1e-13);
-  EXPECT_EQ(y.view()(3, 2), rnd(3, 2));  // Y untouched
-  EXPECT_THROW(b->solve_right_upper(r, y, y), InvalidArgument);
-  Matrix<double> short_x(*b, m - 1, n);
-  EXPECT_THROW(b->solve_right_upper(r, y, short_x), InvalidArgument);
+  Matrix<double> g(*b, 3, 3), rinv(*b, 3, 3);
+  const double bad[3][3] = {{4, 2, 0}, {2, 1, 0}, {0, 0, 1}};  // second pivot 1 - 1 = 0
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) g.view()(i, j) = bad[i][j];
+  EXPECT_EQ(b->inverse_cholesky_factor(g, rinv), 2);
+  Matrix<double> wrong(*b, 2, 3);
+  EXPECT_THROW(b->inverse_cholesky_factor(g, wrong), InvalidArgument);
 }
 
 TEST(Orthonormalize, RejectsWideInputAndParsesNames) {

@@ -10,6 +10,7 @@
 
 #include "cuda_check.hpp"
 #include "host/lapack.hpp"
+#include "cholesky_inverse.cuh"
 #include "elementwise.cuh"
 #include "tc_gemm.cuh"
 
@@ -152,11 +153,11 @@ class CudaBackend final : public Backend {
     require_scale_shape(s, x);
     cuda::launch_scale_columns(s.data(), x, stream_->get());
   }
-  void divide_columns(MatrixView<const double> s, MatrixView<double> x) override {
+  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override {
     device_only(s, "s");
     device_only(x, "X");
-    require_scale_shape(s, x);
-    cuda::launch_divide_columns(s.data(), x, stream_->get());
+    require_row_scale_shape(s, x);
+    cuda::launch_scale_rows(s.data(), x, stream_->get());
   }
   void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     device_only(g, "G");
@@ -254,46 +255,32 @@ class CudaBackend final : public Backend {
     require_info_zero("geqrf/orgqr");
   }
 
-  int cholesky_upper(MatrixView<double> g) override {
+  /// One thread block up to order 512 (0.21 + 0.13 ms of cuSOLVER potrf and cuBLAS's inverse
+  /// at l = 272 on the H100 were latency); cuSOLVER potrf and a trsm with the identity above.
+  int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
     device_only(g, "G");
+    device_only(rinv, "rinv");
     require_square(g, "G");
+    require_shape(rinv, g.rows(), g.cols(), "rinv");
     if (g.rows() == 0) return 0;
-    const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld");
+    if (g.rows() <= cuda::inverse_cholesky_max_order()) {
+      cuda::launch_inverse_cholesky(g, rinv, device_info(), stream_->get());
+      return host_info();
+    }
+    const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld"), ldr = blas_int(rinv.ld(), "rinv.ld");
     int lwork = 0;
     RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));
     Matrix<double> work(*this, std::max(lwork, 1), 1, "work");
     RANDNLA_CUDA(cusolverDnDpotrf(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, work.data(), lwork, device_info()));
-    cuda::launch_zero_lower(g, stream_->get());
     const int info = host_info();
     require(info >= 0, "potrf argument", -info, "is invalid");
-    return info;
-  }
-
-  /// For a tall Y, R^{-1} is formed first (a triangular solve with the n x n identity) and
-  /// X = Y R^{-1} is then one DGEMM: cuBLAS's solve with all m rows of Y as right-hand sides took
-  /// 0.25 ms for 16384 x 272 on the H100, the DGEMM 0.03 (perf_tests/bench_dense_parts). Each column
-  /// of R^{-1} is still a backward-stable triangular solve.
-  void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) override {
-    device_only(r, "R");
-    device_only(y, "Y");
-    device_only(x, "X");
-    require_right_solve_shapes(r, y, x);
-    if (y.empty()) return;
-    const int m = blas_int(y.rows(), "Y.rows"), n = blas_int(y.cols(), "Y.cols"), ldr = blas_int(r.ld(), "R.ld");
-    const double one = 1.0, zero = 0.0;
-    if (m <= 2 * n) {
-      copy(y, x);
-      RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                               m, n, &one, r.data(), ldr, x.data(), blas_int(x.ld(), "X.ld")));
-      return;
-    }
-    Matrix<double> rinv(*this, n, n, "R^-1");
-    RANDNLA_CUDA(cudaMemsetAsync(rinv.data(), 0, sizeof(double) * n * n, stream_->get()));
-    cuda::launch_add_to_diagonal(rinv.view(), 1.0, stream_->get());
+    if (info > 0) return info;
+    RANDNLA_CUDA(cudaMemset2DAsync(rinv.data(), rinv.ld() * sizeof(double), 0, n * sizeof(double), n, stream_->get()));
+    cuda::launch_add_to_diagonal(rinv, 1.0, stream_->get());
+    const double one = 1.0;
     RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
-                             n, &one, r.data(), ldr, rinv.data(), n));
-    RANDNLA_CUDA(cublasDgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, n, &one, y.data(), blas_int(y.ld(), "Y.ld"),
-                             rinv.data(), n, &zero, x.data(), blas_int(x.ld(), "X.ld")));
+                             n, &one, g.data(), lda, rinv.data(), ldr));
+    return 0;
   }
 
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {

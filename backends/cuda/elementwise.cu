@@ -120,8 +120,8 @@ void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t 
 void launch_scale_columns(const double* scale, MatrixView<double> x, cudaStream_t s) {
   for_each(x.rows(), x.cols(), s, "scale_columns f64", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
 }
-void launch_divide_columns(const double* divisor, MatrixView<double> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "divide_columns f64", [=] __device__(index_t i, index_t j) { at(x, i, j) /= divisor[j]; });
+void launch_scale_rows(const double* scale, MatrixView<double> x, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "scale_rows f64", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[i]; });
 }
 void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s) {
   for_each(g.rows(), 1, s, "equilibration factors",

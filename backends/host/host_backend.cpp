@@ -105,12 +105,12 @@ class HostBackend final : public Backend {
     for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[j]; });
   }
 
-  void divide_columns(MatrixView<const double> s, MatrixView<double> x) override {
+  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override {
     host_only(s, "s");
     host_only(x, "X");
-    require_scale_shape(s, x);
+    require_row_scale_shape(s, x);
     const double* sv = s.data();
-    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) /= sv[j]; });
+    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[i]; });
   }
 
   void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
@@ -208,28 +208,22 @@ class HostBackend final : public Backend {
     lapack_check(info, "sorgqr");
   }
 
-  int cholesky_upper(MatrixView<double> g) override {
+  int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
     host_only(g, "G");
+    host_only(rinv, "rinv");
     require_square(g, "G");
+    require_shape(rinv, g.rows(), g.cols(), "rinv");
+    if (g.rows() == 0) return 0;
     const int n = lapack_int(g.rows(), "G.rows"), lda = lapack_int(g.ld(), "G.ld");
+    const int ldr = lapack_int(rinv.ld(), "rinv.ld");
     int info = 0;
     dpotrf_("U", &n, g.data(), &lda, &info);
     require(info >= 0, "dpotrf argument", -info, "is invalid");
-    for (index_t j = 0; j < g.cols(); ++j)  // LAPACK leaves the strict lower triangle untouched
-      for (index_t i = j + 1; i < g.rows(); ++i) g(i, j) = 0.0;
-    return info;
-  }
-
-  void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) override {
-    host_only(r, "R");
-    host_only(y, "Y");
-    host_only(x, "X");
-    require_right_solve_shapes(r, y, x);
-    copy(y, x);
-    const int m = lapack_int(x.rows(), "Y.rows"), n = lapack_int(x.cols(), "Y.cols");
-    const int lda = lapack_int(r.ld(), "R.ld"), ldb = lapack_int(x.ld(), "X.ld");
-    const double one = 1.0;
-    if (m > 0 && n > 0) dtrsm_("R", "U", "N", "N", &m, &n, &one, r.data(), &lda, x.data(), &ldb);
+    if (info > 0) return info;
+    for_each_element(g.rows(), g.cols(), [=](index_t i, index_t j) { rinv(i, j) = i <= j ? g(i, j) : 0.0; });
+    dtrtri_("U", "N", &n, rinv.data(), &ldr, &info);
+    lapack_check(info, "dtrtri");  // R's diagonal is positive: a singular R cannot reach here
+    return 0;
   }
 
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {

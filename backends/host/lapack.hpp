@@ -7,6 +7,7 @@ void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, f
 void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
              const int* lwork, int* info);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda, int* info);
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
             const double* alpha, const double* a, const int* lda, double* b, const int* ldb);
 void sgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, float* a, const int* lda, float* s,

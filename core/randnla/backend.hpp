@@ -37,6 +37,12 @@ void require_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x) {
   require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
 }
 
+/// Throws InvalidArgument unless s holds one factor per row of X.
+template <class S, class X>
+void require_row_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x) {
+  require(s.size() == x.rows(), "s.size", s.size(), "must equal X.rows = " + std::to_string(x.rows()));
+}
+
 /// g^{-1/2} for a positive finite diagonal entry g of a Gram matrix, 1 otherwise (Backend::equilibrate).
 RANDNLA_HD double equilibration_factor(double g) {
   constexpr double kLargestDouble = 1.7976931348623157e308;
@@ -47,16 +53,6 @@ RANDNLA_HD double equilibration_factor(double g) {
 template <class T>
 void require_square(const MatrixView<T>& g, const std::string& name) {
   require(g.rows() == g.cols(), name + ".rows", g.rows(), "must equal " + name + ".cols = " + std::to_string(g.cols()));
-}
-
-/// Throws InvalidArgument unless X := Y * R^{-1} is well formed: R square of order Y.cols, X of
-/// Y's shape and not Y itself.
-template <class R, class Y, class X>
-void require_right_solve_shapes(const MatrixView<R>& r, const MatrixView<Y>& y, const MatrixView<X>& x) {
-  require(r.rows() == r.cols() && r.cols() == y.cols(), "R.shape", std::to_string(r.rows()) + "x" + std::to_string(r.cols()),
-          "must be square with the order of Y.cols = " + std::to_string(y.cols()));
-  require_shape(x, y.rows(), y.cols(), "X");
-  require(x.data() != y.data() || x.empty(), "X", "Y's own storage", "must not be Y (the solve is out of place)");
 }
 
 /// Throws InvalidArgument unless the thin SVD A (m x n, m >= n) = U diag(s) VT is well formed.
@@ -159,8 +155,8 @@ class Backend {
   /// X(:, j) *= s[j] for each column j; s is a vector in this backend's memory of length X.cols.
   virtual void scale_columns(MatrixView<const float> s, MatrixView<float> x) = 0;
   virtual void scale_columns(MatrixView<const double> s, MatrixView<double> x) = 0;
-  /// X(:, j) /= s[j] for each column j (FP64).
-  virtual void divide_columns(MatrixView<const double> s, MatrixView<double> x) = 0;
+  /// X(i, :) *= s[i] for each row i (FP64).
+  virtual void scale_rows(MatrixView<const double> s, MatrixView<double> x) = 0;
   /// Symmetric equilibration of a Gram matrix G (n x n, FP64): d (n x 1) := diag(G)^{-1/2},
   /// G := D G D, so that G's diagonal is 1 (van der Sluis). d_i = 1 where G_ii is not positive
   /// and finite: that row and column are left as they are.
@@ -194,11 +190,13 @@ class Backend {
   // ---- dense factorizations -------------------------------------------------------------
   /// Householder QR (geqrf + orgqr): A (m x n, m >= n) := its thin Q factor.
   virtual void householder_q(MatrixView<float> a) = 0;
-  /// Cholesky of the SPD matrix G (n x n, FP64): G := R upper with G = R^T R. Returns 0, or the
-  /// 1-based index of the first non-positive pivot (LAPACK's info) without throwing.
-  virtual int cholesky_upper(MatrixView<double> g) = 0;
-  /// X := Y * R^{-1}, R upper triangular n x n, Y and X m x n (FP64); X must not overlap Y.
-  virtual void solve_right_upper(MatrixView<const double> r, MatrixView<const double> y, MatrixView<double> x) = 0;
+  /// The inverse of the Cholesky factor of the SPD matrix G (n x n, FP64, both triangles stored
+  /// alike): rinv (n x n) := R^{-1}, upper triangular, with R^T R = G. G is overwritten (workspace).
+  /// Returns 0, or the 1-based index of the first pivot that is not positive and finite (LAPACK's
+  /// info), without throwing; rinv is then unspecified. Each column of R^{-1} is a backward-stable
+  /// triangular solve. Host: LAPACK dpotrf + dtrtri; CUDA: one thread block for n <= 512
+  /// (backends/cuda/cholesky_inverse.cu), cuSOLVER potrf + cuBLAS trsm above.
+  virtual int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) = 0;
   /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
   /// Divide and conquer (LAPACK dsyevd, cuSOLVER Xsyevd). Throws NumericalBreakdown if it does not
