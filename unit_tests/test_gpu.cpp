@@ -363,13 +363,13 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
-// The one-block inverse Cholesky factor (n <= 512) and the cuSOLVER path above it against LAPACK
-// on the host: orders around the 16-column panels and the tiles, and a breakdown's pivot index.
+// The inverse Cholesky factor (cuSOLVER potrf + trsm) against LAPACK on the host, and a
+// breakdown's pivot index.
 TEST(Gpu, InverseCholeskyFactorMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
-  for (index_t n : {1, 3, 15, 16, 17, 33, 272, 512, 600}) {
+  for (index_t n : {1, 3, 17, 272, 600}) {
     const auto x = test::random_matrix(n + 9, n, Elements::Normal, 13);
     Matrix<double> hg(*host, n, n), hr(*host, n, n), dg(*dev, n, n), dr(*dev, n, n), r(*host, n, n);
     for (index_t i = 0; i < n; ++i)

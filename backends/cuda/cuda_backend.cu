@@ -10,7 +10,6 @@
 
 #include "cuda_check.hpp"
 #include "host/lapack.hpp"
-#include "cholesky_inverse.cuh"
 #include "elementwise.cuh"
 #include "tc_gemm.cuh"
 
@@ -255,18 +254,15 @@ class CudaBackend final : public Backend {
     require_info_zero("geqrf/orgqr");
   }
 
-  /// One thread block up to order 512 (0.21 + 0.13 ms of cuSOLVER potrf and cuBLAS's inverse
-  /// at l = 272 on the H100 were latency); cuSOLVER potrf and a trsm with the identity above.
+  /// cuSOLVER potrf, then a trsm with the identity (0.21 + 0.13 ms at l = 272 on the H100, latency
+  /// rather than work; a one-block kernel of this library took 0.95 ms, issue-bound on one SM:
+  /// perf_tests/results/2026-11-21_h100_28efbf1/rejected_one_block_cholesky).
   int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
     device_only(g, "G");
     device_only(rinv, "rinv");
     require_square(g, "G");
     require_shape(rinv, g.rows(), g.cols(), "rinv");
     if (g.rows() == 0) return 0;
-    if (g.rows() <= cuda::inverse_cholesky_max_order()) {
-      cuda::launch_inverse_cholesky(g, rinv, device_info(), stream_->get());
-      return host_info();
-    }
     const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld"), ldr = blas_int(rinv.ld(), "rinv.ld");
     int lwork = 0;
     RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));

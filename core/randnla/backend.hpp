@@ -194,8 +194,7 @@ class Backend {
   /// alike): rinv (n x n) := R^{-1}, upper triangular, with R^T R = G. G is overwritten (workspace).
   /// Returns 0, or the 1-based index of the first pivot that is not positive and finite (LAPACK's
   /// info), without throwing; rinv is then unspecified. Each column of R^{-1} is a backward-stable
-  /// triangular solve. Host: LAPACK dpotrf + dtrtri; CUDA: one thread block for n <= 512
-  /// (backends/cuda/cholesky_inverse.cu), cuSOLVER potrf + cuBLAS trsm above.
+  /// triangular solve. Host: LAPACK dpotrf + dtrtri; CUDA: cuSOLVER potrf + cuBLAS trsm.
   virtual int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) = 0;
   /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
