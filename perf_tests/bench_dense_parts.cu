@@ -89,6 +89,18 @@ std::vector<double> gaussian(std::size_t n, unsigned seed) {
   return v;
 }
 
+/// G = R R^T (l x l, column-major) with R Gaussian: the symmetric positive definite test matrix
+/// of the l x l routines.
+std::vector<double> spd_matrix(int l) {
+  const std::size_t n = static_cast<std::size_t>(l);
+  const auto r = gaussian(n * n, 2);
+  std::vector<double> g(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t t = 0; t < n; ++t) g[i + j * n] += r[i + t * n] * r[j + t * n];
+  return g;
+}
+
 void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l) {
   const std::string tag = " (" + std::to_string(m) + " x " + std::to_string(l) + ")";
   const auto hy = gaussian(static_cast<std::size_t>(m) * l, 1);
@@ -244,32 +256,27 @@ void syevd_stages(cusolverDnHandle_t sol, double* g, const double* g0, double* w
     ok(cusolverDnDsyevdx(sol, CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_RANGE_I, CUBLAS_FILL_MODE_UPPER, l, g, l, 0.0, 0.0,
                          il, l, &found, w, workx, lx, info), "syevdx");
   });
-  float *gf = device_array<float>(ll), *wf = device_array<float>(l);
+  float *gf0 = device_array<float>(ll), *gf = device_array<float>(ll), *wf = device_array<float>(l);
   std::vector<double> hg(ll);
   ok(cudaMemcpy(hg.data(), g0, ll * 8, cudaMemcpyDeviceToHost), "copy");
   const std::vector<float> hgf(hg.begin(), hg.end());
+  ok(cudaMemcpy(gf0, hgf.data(), ll * 4, cudaMemcpyHostToDevice), "copy");
   int ls = 0;
   ok(cusolverDnSsyevd_bufferSize(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, gf, l, wf, &ls), "ws");
   float* works = device_array<float>(ls + 1);
-  timed("cuSOLVER Ssyevd (FP32)", [&] {
-    ok(cudaMemcpyAsync(gf, hgf.data(), ll * 4, cudaMemcpyHostToDevice, g_stream), "copy");
+  timed("cuSOLVER Ssyevd (FP32)", [&] {  // its device-side copy of G: half the bytes of the one subtracted
+    ok(cudaMemcpyAsync(gf, gf0, ll * 4, cudaMemcpyDeviceToDevice, g_stream), "copy");
     ok(cusolverDnSsyevd(sol, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, l, gf, l, wf, works, ls, info), "ssyevd");
   });
   for (void* p : {static_cast<void*>(d), static_cast<void*>(e), static_cast<void*>(tau), static_cast<void*>(work),
-                  static_cast<void*>(workx), static_cast<void*>(gf), static_cast<void*>(wf), static_cast<void*>(works)})
+                  static_cast<void*>(workx), static_cast<void*>(gf0), static_cast<void*>(gf), static_cast<void*>(wf),
+                  static_cast<void*>(works)})
     cudaFree(p);
 }
 
 void small_parts(cusolverDnHandle_t sol, cublasHandle_t blas, int l) {
   const std::string tag = " (l = " + std::to_string(l) + ", FP64)";
-  const auto hr = gaussian(static_cast<std::size_t>(l) * l, 2);
-  std::vector<double> hg(static_cast<std::size_t>(l) * l);
-  for (int i = 0; i < l; ++i)  // G = R R^T, symmetric positive definite
-    for (int j = 0; j < l; ++j) {
-      double s = 0;
-      for (int t = 0; t < l; ++t) s += hr[i + t * static_cast<std::size_t>(l)] * hr[j + t * static_cast<std::size_t>(l)];
-      hg[i + j * static_cast<std::size_t>(l)] = s;
-    }
+  const std::vector<double> hg = spd_matrix(l);
   const std::size_t ll = static_cast<std::size_t>(l) * l;
   double *g0 = device_array<double>(ll), *g = device_array<double>(ll), *w = device_array<double>(l),
          *tau = device_array<double>(l);
@@ -441,11 +448,7 @@ void products(Backend& b, index_t m, index_t l) {
 /// One Dsyevd of an l x l SPD matrix inside cudaProfilerStart/Stop (a warm-up call before).
 void profile_one_syevd(cusolverDnHandle_t sol, int l) {
   const std::size_t ll = static_cast<std::size_t>(l) * l;
-  const auto hr = gaussian(ll, 2);
-  std::vector<double> hg(ll, 0.0);
-  for (int i = 0; i < l; ++i)
-    for (int j = 0; j < l; ++j)
-      for (int t = 0; t < l; ++t) hg[i + j * static_cast<std::size_t>(l)] += hr[i + t * static_cast<std::size_t>(l)] * hr[j + t * static_cast<std::size_t>(l)];
+  const std::vector<double> hg = spd_matrix(l);
   double *g = device_array<double>(ll), *w = device_array<double>(l);
   int* info = device_array<int>(1);
   int lwork = 0;

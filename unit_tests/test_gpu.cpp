@@ -372,12 +372,7 @@ TEST(Gpu, InverseCholeskyFactorMatchesHost) {
   for (index_t n : {1, 3, 17, 272, 600}) {
     const auto x = test::random_matrix(n + 9, n, Elements::Normal, 13);
     Matrix<double> hg(*host, n, n), hr(*host, n, n), dg(*dev, n, n), dr(*dev, n, n), r(*host, n, n);
-    for (index_t i = 0; i < n; ++i)
-      for (index_t j = 0; j < n; ++j) {
-        double s = 0;
-        for (index_t t = 0; t < n + 9; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
-        hg.view()(i, j) = s;
-      }
+    host->copy(test::reference_gemm(Op::T, Op::N, x, x).cview(), hg.view());
     dev->copy(MatrixView<const double>(hg.view()), dg.view());
     ASSERT_EQ(host->inverse_cholesky_factor(hg, hr), 0);
     ASSERT_EQ(dev->inverse_cholesky_factor(dg, dr), 0) << n;
@@ -394,12 +389,7 @@ TEST(Gpu, InverseCholeskyFactorMatchesHost) {
   for (index_t n : {40, 600}) {  // a negative last diagonal entry: the last pivot is negative
     const auto x = test::random_matrix(n + 9, n, Elements::Normal, 14);
     Matrix<double> hg(*host, n, n), dg(*dev, n, n), dr(*dev, n, n);
-    for (index_t i = 0; i < n; ++i)
-      for (index_t j = 0; j < n; ++j) {
-        double s = 0;
-        for (index_t t = 0; t < n + 9; ++t) s += static_cast<double>(x(t, i)) * x(t, j);
-        hg.view()(i, j) = s;
-      }
+    host->copy(test::reference_gemm(Op::T, Op::N, x, x).cview(), hg.view());
     hg.view()(n - 1, n - 1) = -1.0;
     dev->copy(MatrixView<const double>(hg.view()), dg.view());
     EXPECT_EQ(dev->inverse_cholesky_factor(dg, dr), n) << n;

@@ -140,24 +140,9 @@ class CudaBackend final : public Backend {
     require_shape(d, s.cols(), s.rows(), "dst");
     cuda::launch_transpose(s, d, stream_->get());
   }
-  void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
-    device_only(s, "s");
-    device_only(x, "X");
-    require_scale_shape(s, x);
-    cuda::launch_scale_columns(s.data(), x, stream_->get());
-  }
-  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override {
-    device_only(s, "s");
-    device_only(x, "X");
-    require_scale_shape(s, x);
-    cuda::launch_scale_columns(s.data(), x, stream_->get());
-  }
-  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override {
-    device_only(s, "s");
-    device_only(x, "X");
-    require_row_scale_shape(s, x);
-    cuda::launch_scale_rows(s.data(), x, stream_->get());
-  }
+  void scale_columns(MatrixView<const float> s, MatrixView<float> x) override { scale(s, x, false); }
+  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override { scale(s, x, false); }
+  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override { scale(s, x, true); }
   void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     device_only(g, "G");
     device_only(d, "d");
@@ -406,6 +391,14 @@ class CudaBackend final : public Backend {
   template <class T>
   static void device_only(const MatrixView<T>& v, const std::string& name) {
     require_space(v, MemorySpace::Device, name);
+  }
+  /// X(i, j) *= s[i] (by_row) or s[j].
+  template <class T>
+  void scale(MatrixView<const T> s, MatrixView<T> x, bool by_row) {
+    device_only(s, "s");
+    device_only(x, "X");
+    require_scale_shape(s, x, by_row);
+    cuda::launch_scale(s.data(), x, by_row, stream_->get());
   }
   template <class S, class D>
   static void same_shape(const MatrixView<S>& s, const MatrixView<D>& d) {

@@ -84,6 +84,11 @@ __global__ void transpose_kernel(MatrixView<const float> src, MatrixView<float> 
   }
 }
 
+template <class T>
+void scale_lines(const T* scale, MatrixView<T> x, bool by_row, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "scale", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[by_row ? i : j]; });
+}
+
 }  // namespace
 
 void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s) {
@@ -114,14 +119,11 @@ void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaSt
   transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(src, dst);
   RANDNLA_CUDA_LAUNCH("transpose");
 }
-void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "scale_columns", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
+void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s) {
+  scale_lines(scale, x, by_row, s);
 }
-void launch_scale_columns(const double* scale, MatrixView<double> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "scale_columns f64", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[j]; });
-}
-void launch_scale_rows(const double* scale, MatrixView<double> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "scale_rows f64", [=] __device__(index_t i, index_t j) { at(x, i, j) *= scale[i]; });
+void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s) {
+  scale_lines(scale, x, by_row, s);
 }
 void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s) {
   for_each(g.rows(), 1, s, "equilibration factors",

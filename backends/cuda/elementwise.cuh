@@ -16,9 +16,9 @@ void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStr
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
-void launch_scale_columns(const float* scale, MatrixView<float> x, cudaStream_t s);
-void launch_scale_columns(const double* scale, MatrixView<double> x, cudaStream_t s);
-void launch_scale_rows(const double* scale, MatrixView<double> x, cudaStream_t s);
+/// X(i, j) *= scale[i] (by_row) or scale[j].
+void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s);
+void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s);
 /// d := diag(G)^{-1/2} (equilibration_factor), then G := D G D.
 void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s);
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);

@@ -89,29 +89,9 @@ class HostBackend final : public Backend {
     require_shape(d, s.cols(), s.rows(), "dst");
     for_each_element(s.rows(), s.cols(), [=](index_t i, index_t j) { d(j, i) = s(i, j); });
   }
-  void scale_columns(MatrixView<const float> s, MatrixView<float> x) override {
-    host_only(s, "s");
-    host_only(x, "X");
-    require_scale_shape(s, x);
-    const float* sv = s.data();
-    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[j]; });
-  }
-
-  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override {
-    host_only(s, "s");
-    host_only(x, "X");
-    require_scale_shape(s, x);
-    const double* sv = s.data();
-    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[j]; });
-  }
-
-  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override {
-    host_only(s, "s");
-    host_only(x, "X");
-    require_row_scale_shape(s, x);
-    const double* sv = s.data();
-    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[i]; });
-  }
+  void scale_columns(MatrixView<const float> s, MatrixView<float> x) override { scale(s, x, false); }
+  void scale_columns(MatrixView<const double> s, MatrixView<double> x) override { scale(s, x, false); }
+  void scale_rows(MatrixView<const double> s, MatrixView<double> x) override { scale(s, x, true); }
 
   void equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     host_only(g, "G");
@@ -321,6 +301,15 @@ class HostBackend final : public Backend {
   template <class T>
   static void host_only(const MatrixView<T>& v, const std::string& name) {
     require_space(v, MemorySpace::Host, name);
+  }
+  /// X(i, j) *= s[i] (by_row) or s[j].
+  template <class T>
+  static void scale(MatrixView<const T> s, MatrixView<T> x, bool by_row) {
+    host_only(s, "s");
+    host_only(x, "X");
+    require_scale_shape(s, x, by_row);
+    const T* sv = s.data();
+    for_each_element(x.rows(), x.cols(), [=](index_t i, index_t j) { x(i, j) *= sv[by_row ? i : j]; });
   }
   static void lapack_check(int info, const std::string& routine) {
     if (info != 0) throw Error(routine + " failed with info = " + std::to_string(info));

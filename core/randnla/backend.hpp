@@ -31,16 +31,12 @@ void require_gemm_shapes(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<
   require(c.cols() == n, "C.cols", c.cols(), "must equal op(B).cols = " + std::to_string(n));
 }
 
-/// Throws InvalidArgument unless s holds one factor per column of X.
+/// Throws InvalidArgument unless s holds one factor per row of X (by_row) or per column.
 template <class S, class X>
-void require_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x) {
-  require(s.size() == x.cols(), "s.size", s.size(), "must equal X.cols = " + std::to_string(x.cols()));
-}
-
-/// Throws InvalidArgument unless s holds one factor per row of X.
-template <class S, class X>
-void require_row_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x) {
-  require(s.size() == x.rows(), "s.size", s.size(), "must equal X.rows = " + std::to_string(x.rows()));
+void require_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x, bool by_row) {
+  const index_t lines = by_row ? x.rows() : x.cols();
+  require(s.size() == lines, "s.size", s.size(), std::string("must equal X.") + (by_row ? "rows" : "cols") + " = " +
+                                                     std::to_string(lines));
 }
 
 /// g^{-1/2} for a positive finite diagonal entry g of a Gram matrix, 1 otherwise (Backend::equilibrate).
