@@ -28,7 +28,9 @@
 #include <cudaTypedefs.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 
@@ -297,6 +299,11 @@ __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint3
 }
 #endif
 
+/// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
+__host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
+  return args.transpose_c ? args.c_args.m : args.c_args.n;
+}
+
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
@@ -314,7 +321,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int nk = static_cast<int>(args.kp / kBK);
-  const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * BN;
+  // Persistent: block b computes tiles b, b + gridDim.x, ... (row-major over the tile grid, as a
+  // one-tile-per-block launch would order them), so the copy engine fills the next tile's stages
+  // while the consumers store the last tile, and no block start or pipeline fill is paid per tile.
+  const int col_tiles = static_cast<int>((packed_rows_of(args) + BN - 1) / BN);
+  const int tiles = col_tiles * static_cast<int>((args.rows + kBM - 1) / kBM);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -328,19 +339,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
-    for (int kb = 0; kb < nk; ++kb) {
-      const int s = kb % Tl::kStages;
-      mbar_wait(&consumed[s], (kb / Tl::kStages) & 1);
-      mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
-      unsigned char* stage = smem + s * Tl::kStageBytes;
-      const int k0 = kb * kBK;
-      if (K_MAJOR) {
-        for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
-      } else {
-        for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+    int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int row0 = (tile / col_tiles) * kBM, col0 = (tile % col_tiles) * BN;
+      for (int kb = 0; kb < nk; ++kb, ++it) {
+        const int s = it % Tl::kStages;
+        mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
+        mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
+        unsigned char* stage = smem + s * Tl::kStageBytes;
+        const int k0 = kb * kBK;
+        if (K_MAJOR) {
+          for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
+        } else {
+          for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+        }
+        tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
+        if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
       }
-      tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
-      if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
     }
     return;
   }
@@ -357,17 +372,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int i = 0; i < L::kOffsets; ++i) lane_offsets[i] = L::lane_offset(i, wrow, g, t);
   float main_acc[64], fresh[64], main_x[4], fresh_x[4];  // *_x: the extra 8 columns (BN = 136)
 #pragma unroll
-  for (int e = 0; e < 64; ++e) main_acc[e] = fresh[e] = 0.0f;
+  for (int e = 0; e < 64; ++e) fresh[e] = 0.0f;
 #pragma unroll
-  for (int e = 0; e < 4; ++e) main_x[e] = fresh_x[e] = 0.0f;
+  for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
+  int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
   // One slice's A fragments and row unscales, ready for the Tensor Core.
   struct Split {
     std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
     float unscale[2];
   };
-  auto stage_of = [&](int kb) { return smem + (kb % Tl::kStages) * Tl::kStageBytes; };
+  auto stage_of = [&](int kb) { return smem + ((it0 + kb) % Tl::kStages) * Tl::kStageBytes; };
   auto prepare = [&](int kb, Split& f) {
-    mbar_wait(&loaded[kb % Tl::kStages], (kb / Tl::kStages) & 1);
+    mbar_wait(&loaded[(it0 + kb) % Tl::kStages], ((it0 + kb) / Tl::kStages) & 1);
     float y[Fr::kSteps][Fr::kElems];
     load_slice<T, K_MAJOR>(smem_addr(stage_of(kb)), lane_offsets, y);
     // FP16: scales of the thread's two rows, from their largest elements over the slice (the
@@ -418,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (kb + 1 < nk) prepare(kb + 1, next);
     // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
     wgmma_wait_all();
-    if (tid == 0) mbar_arrive(&consumed[kb % Tl::kStages]);
+    if (tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
 #pragma unroll
     for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
@@ -427,27 +443,33 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
-  if (nk > 0) prepare(0, even);
-  for (int kb = 0; kb < nk; kb += 2) {
-    step(kb, even, odd);
-    if (kb + 1 < nk) step(kb + 1, odd, even);
-  }
-
   const float unscale_p = plan_unscale<T>(args.c_args.plan);
-  const index_t r0 = row0 + wrow + g, c0 = col0 + 2 * t;
-  // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
-  auto store = [&](int e, index_t col_offset, float v) {
-    const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
-    if (args.transpose_c)
-      store_c(args.c_args, unscale_p, j, i, v, 0.0f);
-    else
-      store_c(args.c_args, unscale_p, i, j, v, 0.0f);
-  };
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += nk) {
 #pragma unroll
-  for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
-  if (Tl::kExtraN8) {
+    for (int e = 0; e < 64; ++e) main_acc[e] = 0.0f;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
+    for (int e = 0; e < 4; ++e) main_x[e] = 0.0f;
+    if (nk > 0) prepare(0, even);
+    for (int kb = 0; kb < nk; kb += 2) {
+      step(kb, even, odd);
+      if (kb + 1 < nk) step(kb + 1, odd, even);
+    }
+
+    const index_t r0 = (tile / col_tiles) * kBM + wrow + g, c0 = (tile % col_tiles) * BN + 2 * t;
+    // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
+    auto store = [&](int e, index_t col_offset, float v) {
+      const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
+      if (args.transpose_c)
+        store_c(args.c_args, unscale_p, j, i, v, 0.0f);
+      else
+        store_c(args.c_args, unscale_p, i, j, v, 0.0f);
+    };
+#pragma unroll
+    for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
+    if (Tl::kExtraN8) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
+    }
   }
 #endif
 }
@@ -463,6 +485,14 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
   });
   return fn;
+}
+
+/// The current device's SM count (the persistent grid: the kernel's shared memory allows one block per SM).
+int multiprocessors() {
+  int device = 0, count = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
 }
 
 /// A 2-D tensor map (inner extent x outer extent, row stride in elements), boxes of 128 bytes x box_outer.
@@ -481,8 +511,6 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
   return map;
 }
 
-/// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
-index_t packed_rows(const StreamGemmArgs& args) { return args.transpose_c ? args.c_args.m : args.c_args.n; }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 void launch(const StreamGemmArgs& args, cudaStream_t s) {
@@ -498,9 +526,11 @@ void launch(const StreamGemmArgs& args, cudaStream_t s) {
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
-  const dim3 grid(static_cast<unsigned>((packed_rows(args) + BN - 1) / BN),
-                  static_cast<unsigned>((args.rows + kBM - 1) / kBM));
-  kernel<<<grid, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args);
+  const index_t tiles = ((packed_rows_of(args) + BN - 1) / BN) * ((args.rows + kBM - 1) / kBM);
+  require(tiles <= std::numeric_limits<int>::max(), "tiles", tiles, "exceed the kernel's int tile index");
+  const unsigned blocks = static_cast<unsigned>(std::min<index_t>(tiles, multiprocessors()));  // one per SM
+  if (blocks == 0) return;
+  kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
 }
 
@@ -527,7 +557,7 @@ bool wgmma_gemm_available(int device) {
 
 void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
-  const index_t p = packed_rows(args);
+  const index_t p = packed_rows_of(args);
   if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_layouts<136>(args, fp16, s);
   launch_layouts<128>(args, fp16, s);
 }
