@@ -299,6 +299,22 @@ __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint3
 }
 #endif
 
+/// The tile grid in the order blocks take it: bands of kBandRows row tiles, each band column
+/// by column, so that the tiles in flight at once (one per SM) share a few row panels of X and a
+/// few column panels of P in L2 instead of all of P's panels (the whole 8192 x 8192 P, 128 MB in
+/// FP16, would otherwise cross device memory with every wave of 132 tiles).
+struct TileOrder {
+  static constexpr int kBandRows = 8;
+  int row_tiles, col_tiles;
+  __device__ int tiles() const { return row_tiles * col_tiles; }
+  /// (row tile, column tile) of the tile taken t-th.
+  __device__ int2 operator()(int t) const {
+    const int band = t / (kBandRows * col_tiles), first = band * kBandRows;
+    const int rows = min(kBandRows, row_tiles - first), in_band = t - band * kBandRows * col_tiles;
+    return make_int2(first + in_band % rows, in_band / rows);
+  }
+};
+
 /// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
 __host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
   return args.transpose_c ? args.c_args.m : args.c_args.n;
@@ -321,11 +337,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int nk = static_cast<int>(args.kp / kBK);
-  // Persistent: block b computes tiles b, b + gridDim.x, ... (row-major over the tile grid, as a
-  // one-tile-per-block launch would order them), so the copy engine fills the next tile's stages
-  // while the consumers store the last tile, and no block start or pipeline fill is paid per tile.
-  const int col_tiles = static_cast<int>((packed_rows_of(args) + BN - 1) / BN);
-  const int tiles = col_tiles * static_cast<int>((args.rows + kBM - 1) / kBM);
+  // Persistent: block b computes tiles b, b + gridDim.x, ... of the TileOrder, so the copy engine
+  // fills the next tile's stages while the consumers store the last tile.
+  const TileOrder order{static_cast<int>((args.rows + kBM - 1) / kBM),
+                        static_cast<int>((packed_rows_of(args) + BN - 1) / BN)};
+  const int tiles = order.tiles();
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -341,7 +357,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid != 0) return;
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const int row0 = (tile / col_tiles) * kBM, col0 = (tile % col_tiles) * BN;
+      const int row0 = order(tile).x * kBM, col0 = order(tile).y * BN;
       for (int kb = 0; kb < nk; ++kb, ++it) {
         const int s = it % Tl::kStages;
         mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
@@ -455,7 +471,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kb + 1 < nk) step(kb + 1, odd, even);
     }
 
-    const index_t r0 = (tile / col_tiles) * kBM + wrow + g, c0 = (tile % col_tiles) * BN + 2 * t;
+    const index_t r0 = index_t{order(tile).x} * kBM + wrow + g, c0 = index_t{order(tile).y} * BN + 2 * t;
     // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
     auto store = [&](int e, index_t col_offset, float v) {
       const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
