@@ -224,35 +224,6 @@ TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
   }
 }
 
-// 136 tiles of 128 x 128 on the H100's 132 SMs: one round of whole tiles, then 4 tiles whose K
-// range the wgmma kernel splits over the blocks and whose partial sums the last part adds in a
-// fixed order. The result must be as accurate as SGEMM and identical bit for bit from run to run,
-// whichever part finishes last.
-TEST(Gpu, SplitLastRoundIsAccurateAndBitwiseRepeatable) {
-  RANDNLA_REQUIRE_GPU();
-  auto dev = make_backend(BackendKind::Cuda);
-  const index_t m = 136 * 128, n = 128, k = 2048;
-  const auto a = test::random_matrix(m, k, Elements::Normal, 61);
-  const auto b = fp16_exact(test::random_matrix(k, n, Elements::Normal, 62));
-  const auto ref = test::reference_gemm(Op::N, Op::N, a, b);
-  auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
-  const Matrix<fp16> db16 = to_device_fp16(*dev, b);
-  Matrix<float> ds(*dev, m, n);
-  dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, ds, GemmPrecision::FP32);
-  const double e_sgemm = test::relative_error(test::to_host(*dev, ds), ref);
-  for (const char* kernel : tensor_core_kernels(*dev)) {
-    ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
-    for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
-      Matrix<float> c1(*dev, m, n), c2(*dev, m, n);
-      dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.0f, c1, tc);
-      dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.0f, c2, tc);
-      const auto h1 = test::to_host(*dev, c1), h2 = test::to_host(*dev, c2);
-      EXPECT_LE(test::relative_error(h1, ref), 2.0 * e_sgemm) << kernel << " " << to_string(tc);
-      EXPECT_EQ(std::memcmp(h1.data.data(), h2.data.data(), sizeof(float) * m * n), 0) << kernel << " " << to_string(tc);
-    }
-  }
-}
-
 // The reason for the fresh accumulators (Ootomo & Yokota): the Tensor Core truncates its sum to
 // FP32 (round toward zero) where the CUDA cores round to nearest. 1 + 1.75 ulp(1) is 1 + 1 ulp
 // truncated and 1 + 2 ulp rounded; both inputs are exact in FP16 and TF32, so the lo parts are zero

@@ -72,12 +72,7 @@ struct StreamGemmArgs {
   index_t p_rows_p, kp;
   bool transpose_c;
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
-  /// Scratch of the K-split last round (wgmma_gemm_scratch_bytes): partial tiles, then arrival counters.
-  void* scratch;
 };
-
-/// Bytes of StreamGemmArgs::scratch the wgmma kernel may use on the current device.
-std::size_t wgmma_gemm_scratch_bytes();
 
 /// The wgmma kernel for one Tensor Core path, FP16 (fp16 true: P packed as __half) or TF32 (see
 /// plan_chooses).

@@ -306,6 +306,7 @@ __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint3
 struct TileOrder {
   static constexpr int kBandRows = 8;
   int row_tiles, col_tiles;
+  __device__ int tiles() const { return row_tiles * col_tiles; }
   /// (row tile, column tile) of the tile taken t-th.
   __device__ int2 operator()(int t) const {
     const int band = t / (kBandRows * col_tiles), first = band * kBandRows;
@@ -313,38 +314,6 @@ struct TileOrder {
     return make_int2(first + in_band % rows, in_band / rows);
   }
 };
-
-/// The persistent blocks' work: `rounds` rounds of whole tiles (block b takes tile b + r gridDim.x
-/// in round r), then the tail_tiles tiles left over (fewer than the blocks), each split along K
-/// into `parts` ranges, one per block, where the split keeps at least two blocks per tile: the
-/// last round then occupies every SM instead of tail_tiles of them (4 of 132 at 8192^3). A split
-/// tile's partial sums meet in scratch; its part that finishes last adds them in part order, a
-/// fixed order whatever the timing, and stores C.
-struct Schedule {
-  int rounds, tail_tiles, parts, nk;
-  struct Item {
-    int tile, kb0, kb1;
-    int unit;  ///< the block's tail part (scratch slot) when the tile is split, -1 otherwise
-  };
-  __device__ int items() const {
-    return rounds + (static_cast<int>(blockIdx.x) < tail_tiles * parts ? 1 : 0);
-  }
-  __device__ Item item(int i) const {
-    const int b = static_cast<int>(blockIdx.x);
-    if (i < rounds) return {b + i * static_cast<int>(gridDim.x), 0, nk, -1};
-    const int part = b % parts;
-    return {rounds * static_cast<int>(gridDim.x) + b / parts, part * nk / parts, (part + 1) * nk / parts,
-            parts > 1 ? b : -1};
-  }
-};
-
-/// The scratch of split tiles: an arrival counter per tail tile and consumer (room for as many
-/// as blocks), then per block (unit), per consumer, 68 partial sums x 128 threads, element-major
-/// (a warp's stores coalesce).
-constexpr int kPartialElems = 68;
-__host__ __device__ constexpr std::size_t partial_floats(int units) {
-  return static_cast<std::size_t>(units) * kConsumers * kPartialElems * 128;
-}
 
 /// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
 __host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
@@ -354,7 +323,7 @@ __host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
-                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, Schedule sched) {
+                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
@@ -367,10 +336,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-  // Persistent (Schedule; tiles numbered in TileOrder): the copy engine fills the next tile's
-  // stages while the consumers store the last tile.
+  const int nk = static_cast<int>(args.kp / kBK);
+  // Persistent: block b computes tiles b, b + gridDim.x, ... of the TileOrder, so the copy engine
+  // fills the next tile's stages while the consumers store the last tile.
   const TileOrder order{static_cast<int>((args.rows + kBM - 1) / kBM),
                         static_cast<int>((packed_rows_of(args) + BN - 1) / BN)};
+  const int tiles = order.tiles();
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -385,10 +356,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
-    for (int i = 0; i < sched.items(); ++i) {
-      const Schedule::Item item = sched.item(i);
-      const int row0 = order(item.tile).x * kBM, col0 = order(item.tile).y * BN;
-      for (int kb = item.kb0; kb < item.kb1; ++kb, ++it) {
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int row0 = order(tile).x * kBM, col0 = order(tile).y * BN;
+      for (int kb = 0; kb < nk; ++kb, ++it) {
         const int s = it % Tl::kStages;
         mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
         mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
@@ -421,8 +391,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int e = 0; e < 64; ++e) fresh[e] = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
-  // Slice kb of the current item (kb from 0) is the block's slice it0 + kb: its stage and phase.
-  int it0 = 0, nk = 0;
+  int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
   // One slice's A fragments and row unscales, ready for the Tensor Core.
   struct Split {
     std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
@@ -491,47 +460,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
   const float unscale_p = plan_unscale<T>(args.c_args.plan);
-  // A split tile: this warpgroup's partial sums into the block's scratch slot, then true for the
-  // part that arrives last (the others' sums are visible to it: fence before the count).
-  int* arrivals = static_cast<int*>(args.scratch);
-  float* partials = reinterpret_cast<float*>(arrivals + kConsumers * gridDim.x);
-  __shared__ int last_arrival[kConsumers];
-  auto slot = [&](int unit, int e) {
-    return partials + partial_floats(unit) + (static_cast<std::size_t>(cw) * kPartialElems + e) * 128 + tid;
-  };
-  auto last_of_split_tile = [&](int unit) {
-#pragma unroll
-    for (int e = 0; e < 64; ++e) *slot(unit, e) = main_acc[e];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) *slot(unit, 64 + e) = main_x[e];
-    __threadfence();
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
-    if (tid == 0) last_arrival[cw] = atomicAdd(&arrivals[(unit / sched.parts) * kConsumers + cw], 1) == sched.parts - 1;
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
-    __threadfence();
-    return last_arrival[cw] != 0;
-  };
-  // The split tile's sums := its parts' sums added in part order (L2 reads: other SMs wrote them),
-  // a part's 68 loads at a time.
-  auto sum_split_tile = [&](int unit) {
-#pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = 0.0f;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) main_x[e] = 0.0f;
-    const int first = unit - unit % sched.parts;
-#pragma unroll 1
-    for (int part = 0; part < sched.parts; ++part) {
-#pragma unroll
-      for (int e = 0; e < 64; ++e) main_acc[e] += __ldcg(slot(first + part, e));
-      if (Tl::kExtraN8) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) main_x[e] += __ldcg(slot(first + part, 64 + e));
-      }
-    }
-  };
-  for (int i = 0; i < sched.items(); ++i, it0 += nk) {
-    const Schedule::Item item = sched.item(i);
-    nk = item.kb1 - item.kb0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += nk) {
 #pragma unroll
     for (int e = 0; e < 64; ++e) main_acc[e] = 0.0f;
 #pragma unroll
@@ -542,7 +471,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kb + 1 < nk) step(kb + 1, odd, even);
     }
 
-    const index_t r0 = index_t{order(item.tile).x} * kBM + wrow + g, c0 = index_t{order(item.tile).y} * BN + 2 * t;
+    const index_t r0 = index_t{order(tile).x} * kBM + wrow + g, c0 = index_t{order(tile).y} * BN + 2 * t;
     // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
     auto store = [&](int e, index_t col_offset, float v) {
       const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
@@ -551,10 +480,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       else
         store_c(args.c_args, unscale_p, i, j, v, 0.0f);
     };
-    if (item.unit >= 0) {
-      if (!last_of_split_tile(item.unit)) continue;
-      sum_split_tile(item.unit);
-    }
 #pragma unroll
     for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
@@ -584,15 +509,6 @@ int multiprocessors() {
   RANDNLA_CUDA(cudaGetDevice(&device));
   RANDNLA_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
   return count;
-}
-
-/// One block per SM (the kernel's shared memory allows no more) in rounds of whole tiles; the
-/// tail split along K where that gives each tail tile at least two blocks.
-Schedule schedule(int tiles, int nk) {
-  const int sms = multiprocessors();
-  Schedule sched{tiles / sms, tiles % sms, 1, nk};
-  if (sched.tail_tiles > 0 && sms / sched.tail_tiles >= 2 && nk >= 2) sched.parts = std::min(sms / sched.tail_tiles, nk);
-  return sched;
 }
 
 /// A 2-D tensor map (inner extent x outer extent, row stride in elements), boxes of 128 bytes x box_outer.
@@ -628,12 +544,9 @@ void launch(const StreamGemmArgs& args, cudaStream_t s) {
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
   const index_t tiles = ((packed_rows_of(args) + BN - 1) / BN) * ((args.rows + kBM - 1) / kBM);
   require(tiles <= std::numeric_limits<int>::max(), "tiles", tiles, "exceed the kernel's int tile index");
-  if (tiles == 0) return;
-  const Schedule sched = schedule(static_cast<int>(tiles), static_cast<int>(args.kp / Tl::kBK));
-  if (sched.parts > 1)
-    RANDNLA_CUDA(cudaMemsetAsync(args.scratch, 0, sizeof(int) * kConsumers * sched.tail_tiles, s));
-  const int blocks = sched.rounds > 0 ? multiprocessors() : sched.tail_tiles * sched.parts;
-  kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, sched);
+  const unsigned blocks = static_cast<unsigned>(std::min<index_t>(tiles, multiprocessors()));  // one per SM
+  if (blocks == 0) return;
+  kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
 }
 
@@ -650,10 +563,6 @@ void launch_layouts(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
 }
 
 }  // namespace
-
-std::size_t wgmma_gemm_scratch_bytes() {
-  return partial_floats(multiprocessors()) * sizeof(float) + sizeof(int) * kConsumers * multiprocessors();
-}
 
 bool wgmma_gemm_available(int device) {
   int major = 0, minor = 0;
