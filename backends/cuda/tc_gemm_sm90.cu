@@ -300,14 +300,24 @@ __device__ __forceinline__ void load_slice(std::uint32_t stage, const std::uint3
 }
 #endif
 
+/// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
+__host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
+  return args.transpose_c ? args.c_args.m : args.c_args.n;
+}
+
 /// The tile grid in the order blocks take it: bands of kBandRows row tiles, each band column
 /// by column, so that the tiles in flight at once (one per SM) share a few row panels of X and a
 /// few column panels of P in L2 instead of all of P's panels (the whole 8192 x 8192 P, 128 MB in
 /// FP16, would otherwise cross device memory with every wave of 132 tiles).
+template <int BN>
 struct TileOrder {
   static constexpr int kBandRows = 8;
   int row_tiles, col_tiles;
-  __device__ int tiles() const { return row_tiles * col_tiles; }
+  /// Tiles of kBM rows of X by BN rows of P (C's tiles, or its transpose's).
+  __host__ __device__ explicit TileOrder(const StreamGemmArgs& args)
+      : row_tiles(static_cast<int>((args.rows + kBM - 1) / kBM)),
+        col_tiles(static_cast<int>((packed_rows_of(args) + BN - 1) / BN)) {}
+  __host__ __device__ index_t tiles() const { return index_t{row_tiles} * col_tiles; }
   /// (row tile, column tile) of the tile taken t-th.
   __device__ int2 operator()(int t) const {
     const int band = t / (kBandRows * col_tiles), first = band * kBandRows;
@@ -315,11 +325,6 @@ struct TileOrder {
     return make_int2(first + in_band % rows, in_band / rows);
   }
 };
-
-/// Rows of the packed operand P (C's columns, or its rows when C is computed transposed).
-__host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
-  return args.transpose_c ? args.c_args.m : args.c_args.n;
-}
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -340,9 +345,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int nk = static_cast<int>(args.kp / kBK);
   // Persistent: block b computes tiles b, b + gridDim.x, ... of the TileOrder, so the copy engine
   // fills the next tile's stages while the consumers store the last tile.
-  const TileOrder order{static_cast<int>((args.rows + kBM - 1) / kBM),
-                        static_cast<int>((packed_rows_of(args) + BN - 1) / BN)};
-  const int tiles = order.tiles();
+  const TileOrder<BN> order(args);
+  const int tiles = static_cast<int>(order.tiles());
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -358,7 +362,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid != 0) return;
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const int row0 = order(tile).x * kBM, col0 = order(tile).y * BN;
+      const int2 rc = order(tile);
+      const int row0 = rc.x * kBM, col0 = rc.y * BN;
       for (int kb = 0; kb < nk; ++kb, ++it) {
         const int s = it % Tl::kStages;
         mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
@@ -472,7 +477,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kb + 1 < nk) step(kb + 1, odd, even);
     }
 
-    const index_t r0 = index_t{order(tile).x} * kBM + wrow + g, c0 = index_t{order(tile).y} * BN + 2 * t;
+    const int2 rc = order(tile);
+    const index_t r0 = index_t{rc.x} * kBM + wrow + g, c0 = index_t{rc.y} * BN + 2 * t;
     // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
     auto store = [&](int e, index_t col_offset, float v) {
       const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
@@ -543,7 +549,7 @@ void launch(const StreamGemmArgs& args, cudaStream_t s) {
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
-  const index_t tiles = ((packed_rows_of(args) + BN - 1) / BN) * ((args.rows + kBM - 1) / kBM);
+  const index_t tiles = TileOrder<BN>(args).tiles();
   require(tiles <= std::numeric_limits<int>::max(), "tiles", tiles, "exceed the kernel's int tile index");
   const unsigned blocks = static_cast<unsigned>(std::min<index_t>(tiles, multiprocessors()));  // one per SM
   if (blocks == 0) return;
