@@ -224,6 +224,48 @@ TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
   }
 }
 
+// Products whose last tiles the wgmma kernel splits along K (on the H100's 132 SMs: 136 tiles of
+// 128 x 128 are one round of whole tiles and 4 split tiles; one 128 x 136 tile, the 136-wide
+// kind, is split alone), the parts' sums added in a fixed order by the last part to arrive. Each
+// must be as accurate as SGEMM, with or without the split (RANDNLA_TC_SPLIT_PARTS = 1 turns it
+// off), and identical bit for bit from run to run whichever part finishes last.
+TEST(Gpu, SplitTailTilesAreAccurateAndBitwiseRepeatable) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  struct Shape {
+    index_t m, n, k;
+  } shapes[] = {{136 * 128, 128, 2048}, {128, 136, 8192}};
+  for (const Shape& sh : shapes) {
+    const auto a = test::random_matrix(sh.m, sh.k, Elements::Normal, 61);
+    const auto b = fp16_exact(test::random_matrix(sh.k, sh.n, Elements::Normal, 62));
+    const auto c0 = test::random_matrix(sh.m, sh.n, Elements::Normal, 63);
+    auto ref = test::reference_gemm(Op::N, Op::N, a, b);
+    for (std::size_t i = 0; i < ref.data.size(); ++i) ref.data[i] += 0.5 * static_cast<double>(c0.data[i]);
+    auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b), ds = test::to_backend(*dev, c0);
+    const Matrix<fp16> db16 = to_device_fp16(*dev, b);
+    dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.5f, ds, GemmPrecision::FP32);
+    const double e_sgemm = test::relative_error(test::to_host(*dev, ds), ref);
+    for (const char* parts : {"1", "64"}) {
+      ScopedEnv env("RANDNLA_TC_SPLIT_PARTS", parts);
+      for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
+        auto c1 = test::to_backend(*dev, c0), c2 = test::to_backend(*dev, c0);
+        dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.5f, c1, tc);
+        dev->tcec_sgemm(Op::N, Op::N, 1.0f, da, db, 0.5f, c2, tc);
+        const auto h1 = test::to_host(*dev, c1), h2 = test::to_host(*dev, c2);
+        const std::string what = "m=" + std::to_string(sh.m) + " parts<=" + parts + " " + to_string(tc);
+        EXPECT_LE(test::relative_error(h1, ref), 2.0 * e_sgemm) << "shgemm " << what;
+        EXPECT_LE(test::relative_error(h2, ref), 2.0 * e_sgemm) << "tcec " << what;
+        for (int run = 0; run < 3; ++run) {
+          auto again = test::to_backend(*dev, c0);
+          dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.5f, again, tc);
+          EXPECT_EQ(std::memcmp(test::to_host(*dev, again).data.data(), h1.data.data(), sizeof(float) * h1.data.size()), 0)
+              << "shgemm run " << run << " " << what;
+        }
+      }
+    }
+  }
+}
+
 // The reason for the fresh accumulators (Ootomo & Yokota): the Tensor Core truncates its sum to
 // FP32 (round toward zero) where the CUDA cores round to nearest. 1 + 1.75 ulp(1) is 1 + 1 ulp
 // truncated and 1 + 2 ulp rounded; both inputs are exact in FP16 and TF32, so the lo parts are zero

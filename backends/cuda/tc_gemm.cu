@@ -445,7 +445,12 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const bool x_aligned = reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.ld % 4 == 0;
   const index_t x_ld = x_aligned ? x.ld : round_up(x.rows, 4);
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
-  auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes));
+  // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
+  const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
+  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args, nullptr};
+  const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
+  auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
+  if (scratch_bytes > 0) sa.scratch = base + 2 * p_elems * sizeof(float) + x_copy_bytes;
   const float* x_data = static_cast<const float*>(x.data);
   if (!x_aligned) {
     auto* copy = reinterpret_cast<float*>(base + 2 * p_elems * sizeof(float));
@@ -456,10 +461,8 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   // Only the packed operand has one exponent scale for the whole matrix; the streamed one is
   // scaled per row and K slice inside the kernel and never needs TF32 for its range.
   DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s);
-  args.plan = plan;
-  // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
-  const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
-  StreamGemmArgs sa{x_data, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args};
+  sa.c_args.plan = plan;
+  sa.x = x_data;
   auto pack_and_launch = [&](auto part) {  // part: the packed element type of the path
     using T = decltype(part);
     T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;

@@ -72,7 +72,12 @@ struct StreamGemmArgs {
   index_t p_rows_p, kp;
   bool transpose_c;
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
+  void* scratch;           ///< wgmma_gemm_scratch_bytes of device memory (null where those are 0)
 };
+
+/// Device memory the wgmma kernel needs for a product: the partial sums of the tiles it splits
+/// along K (0 when it splits none).
+std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args);
 
 /// The wgmma kernel for one Tensor Core path, FP16 (fp16 true: P packed as __half) or TF32 (see
 /// plan_chooses).

@@ -30,7 +30,9 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -326,10 +328,68 @@ struct TileOrder {
   }
 };
 
-template <class T, bool P_LO, int BN, bool K_MAJOR>
+/// A product's last `tail` tiles of the TileOrder (fewer than the blocks) split along K into
+/// `parts` (tail 0, parts 1: none). The launch of whole tiles (SPLIT false) computes the others:
+/// block b takes tiles b, b + gridDim.x, ... The split launch (SPLIT true) runs tail x parts
+/// blocks: block b computes part b % parts, a range of K slices, of tail tile b / parts, and the
+/// part that arrives last adds the parts' sums in part order (a fixed order whatever the timing).
+struct TileRange {
+  int tail, parts;
+};
+
+/// Scratch of a split launch: per block and consumer, 68 partial sums x 128 threads, element-major
+/// (a warp's stores coalesce), then an arrival counter per tile and consumer (zeroed before it).
+constexpr int kPartialElems = 68;
+__host__ __device__ constexpr std::size_t partial_floats(int blocks) {
+  return static_cast<std::size_t>(blocks) * kConsumers * kPartialElems * 128;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// A split tile's part (TileRange): this consumer's sums into the block's scratch slot; true for
+/// the part that arrives last, whose acc and x then hold the parts' sums added in part order
+/// (each part fences its stores before counting its arrival, so the last sees them all).
+template <bool EXTRA>
+__device__ bool sum_of_parts(void* scratch, const TileRange& range, int tid, int cw, float (&acc)[64], float (&x)[4]) {
+  float* partials = static_cast<float*>(scratch);
+  int* arrivals = reinterpret_cast<int*>(partials + partial_floats(gridDim.x));
+  auto slot = [&](int block, int e) {
+    return partials + partial_floats(block) + (static_cast<std::size_t>(cw) * kPartialElems + e) * 128 + tid;
+  };
+  const int block = blockIdx.x, first = block - block % range.parts;
+#pragma unroll
+  for (int e = 0; e < 64; ++e) *slot(block, e) = acc[e];
+  if (EXTRA) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) *slot(block, 64 + e) = x[e];
+  }
+  __threadfence();
+  __shared__ int last[kConsumers];
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+  if (tid == 0) last[cw] = atomicAdd(&arrivals[(block / range.parts) * kConsumers + cw], 1) == range.parts - 1;
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+  if (!last[cw]) return false;
+  __threadfence();
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) x[e] = 0.0f;
+#pragma unroll 1
+  for (int part = first; part < first + range.parts; ++part) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] += __ldcg(slot(part, e));
+    if (EXTRA) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[e] += __ldcg(slot(part, 64 + e));
+    }
+  }
+  return true;
+}
+#endif
+
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
-                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args) {
+                      const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, TileRange range) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
@@ -342,11 +402,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   __shared__ std::uint64_t loaded[Tl::kStages], consumed[Tl::kStages];
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-  const int nk = static_cast<int>(args.kp / kBK);
-  // Persistent: block b computes tiles b, b + gridDim.x, ... of the TileOrder, so the copy engine
-  // fills the next tile's stages while the consumers store the last tile.
+  // Persistent (TileRange): the copy engine fills the next tile's stages while the consumers
+  // store the last tile. The block's slices of a tile: kb_begin, ..., kb_begin + nk - 1.
   const TileOrder<BN> order(args);
+  const int all_slices = static_cast<int>(args.kp / kBK), part = SPLIT ? blockIdx.x % range.parts : 0;
+  const int kb_begin = SPLIT ? part * all_slices / range.parts : 0;
+  const int nk = SPLIT ? (part + 1) * all_slices / range.parts - kb_begin : all_slices;
   const int tiles = static_cast<int>(order.tiles());
+  const int first_tile = SPLIT ? tiles - range.tail + static_cast<int>(blockIdx.x) / range.parts : blockIdx.x;
+  const int end_tile = SPLIT ? first_tile + 1 : tiles - range.tail;
   if (threadIdx.x == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
       mbar_init(&loaded[s], 1);
@@ -361,10 +425,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
       const int2 rc = order(tile);
       const int row0 = rc.x * kBM, col0 = rc.y * BN;
-      for (int kb = 0; kb < nk; ++kb, ++it) {
+      for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
         const int s = it % Tl::kStages;
         mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
         mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
@@ -466,7 +530,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
   const float unscale_p = plan_unscale<T>(args.c_args.plan);
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += nk) {
+  for (int tile = first_tile; tile < end_tile; tile += gridDim.x, it0 += nk) {
 #pragma unroll
     for (int e = 0; e < 64; ++e) main_acc[e] = 0.0f;
 #pragma unroll
@@ -487,6 +551,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       else
         store_c(args.c_args, unscale_p, i, j, v, 0.0f);
     };
+    if constexpr (SPLIT) {
+      if (!sum_of_parts<Tl::kExtraN8 != 0>(args.scratch, range, tid, cw, main_acc, main_x)) continue;
+    }
 #pragma unroll
     for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
@@ -535,26 +602,63 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
 }
 
 
-template <class T, bool P_LO, int BN, bool K_MAJOR>
-void launch(const StreamGemmArgs& args, cudaStream_t s) {
+/// The most parts a tail tile is split into (RANDNLA_TC_SPLIT_PARTS overrides; 1: no split):
+/// about sqrt(2 nk), which balances a part's slices against the last part's reading of all
+/// partial sums (a slice of the Tensor Core work takes about twice as long as reading one part).
+int max_parts(int nk) {
+  if (const char* env = std::getenv("RANDNLA_TC_SPLIT_PARTS")) {
+    const int forced = std::atoi(env);
+    require(forced >= 1, "RANDNLA_TC_SPLIT_PARTS", std::string(env), "must be an integer >= 1");
+    return forced;
+  }
+  return std::max(2, static_cast<int>(std::lround(std::sqrt(2.0 * nk))));
+}
+
+/// How a product's tiles are shared out (TileRange): rounds of one whole tile per SM, then the
+/// last `tail` tiles (fewer than the SMs) each split along K into `parts`, so that the last round
+/// occupies tail x parts SMs instead of tail (4 of 132 at 8192^3: 3% of the product's time).
+/// Split only where each tail tile gets at least two parts.
+struct Schedule {
+  int sms, tiles, tail, parts;
+};
+Schedule schedule(index_t tiles, int nk) {
+  require(tiles <= std::numeric_limits<int>::max(), "tiles", tiles, "exceed the kernel's int tile index");
+  const int sms = multiprocessors(), t = static_cast<int>(tiles), tail = t % sms;
+  const int parts = tail == 0 ? 1 : std::min({sms / tail, nk, max_parts(nk)});
+  return parts < 2 ? Schedule{sms, t, 0, 1} : Schedule{sms, t, tail, parts};
+}
+
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
+void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
+                  TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
   });
+  kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
+  RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
+}
+
+template <class T, bool P_LO, int BN, bool K_MAJOR>
+void launch(const StreamGemmArgs& args, cudaStream_t s) {
+  using Tl = Sm90Tile<T, P_LO, BN>;
   const CUtensorMap x = K_MAJOR
                             ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.k, args.rows, args.x_ld, kBM)
                             : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.k, args.x_ld, Tl::kBK);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
-  const index_t tiles = TileOrder<BN>(args).tiles();
-  require(tiles <= std::numeric_limits<int>::max(), "tiles", tiles, "exceed the kernel's int tile index");
-  const unsigned blocks = static_cast<unsigned>(std::min<index_t>(tiles, multiprocessors()));  // one per SM
-  if (blocks == 0) return;
-  kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args);
-  RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
+  const Schedule sc = schedule(TileOrder<BN>(args).tiles(), static_cast<int>(args.kp / Tl::kBK));
+  const TileRange range{sc.tail, sc.parts};
+  if (sc.tiles > sc.tail)
+    launch_range<T, P_LO, BN, K_MAJOR, false>(x, p_hi, p_lo, args, range, std::min(sc.tiles - sc.tail, sc.sms), s);
+  if (sc.tail == 0) return;
+  const int blocks = sc.tail * sc.parts;
+  int* arrivals = reinterpret_cast<int*>(static_cast<float*>(args.scratch) + partial_floats(blocks));
+  RANDNLA_CUDA(cudaMemsetAsync(arrivals, 0, sizeof(int) * kConsumers * sc.tail, s));
+  launch_range<T, P_LO, BN, K_MAJOR, true>(x, p_hi, p_lo, args, range, blocks, s);
 }
 
 template <int BN, bool K_MAJOR>
@@ -569,6 +673,12 @@ void launch_layouts(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   args.x_k_major ? launch_tiles<BN, true>(args, fp16, s) : launch_tiles<BN, false>(args, fp16, s);
 }
 
+/// C's tiles are 136 wide where that covers the packed operand's rows in fewer padded rows, else 128.
+int tile_width(const StreamGemmArgs& args) {
+  const index_t p = packed_rows_of(args);
+  return ((p + 135) / 136) * 136 < ((p + 127) / 128) * 128 ? 136 : 128;
+}
+
 }  // namespace
 
 bool wgmma_gemm_available(int device) {
@@ -578,11 +688,17 @@ bool wgmma_gemm_available(int device) {
   return major == 9 && minor == 0;
 }
 
+std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args) {
+  const index_t tiles = (args.rows + kBM - 1) / kBM * ((packed_rows_of(args) + tile_width(args) - 1) / tile_width(args));
+  const int slices_fp16 = static_cast<int>(args.kp / Sm90Tile<__half, false, 128>::kBK);
+  if (schedule(tiles, slices_fp16).parts < 2 && schedule(tiles, 2 * slices_fp16).parts < 2) return 0;
+  const int sms = multiprocessors();  // a split launch has at most one block per SM
+  return partial_floats(sms) * sizeof(float) + sizeof(int) * kConsumers * sms;
+}
+
 void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
-  const index_t p = packed_rows_of(args);
-  if (((p + 135) / 136) * 136 < ((p + 127) / 128) * 128) return launch_layouts<136>(args, fp16, s);
-  launch_layouts<128>(args, fp16, s);
+  tile_width(args) == 136 ? launch_layouts<136>(args, fp16, s) : launch_layouts<128>(args, fp16, s);
 }
 
 }  // namespace cuda
