@@ -186,11 +186,14 @@ Matrix<fp16> to_device_fp16(Backend& dev, const test::HostMatrix<float>& x) {
   return h;
 }
 
+// Odd sizes, transposes, beta; the last two cases give the wgmma kernel an FP16 operand with
+// contiguous K in 16-byte rows, which it reads as it is (as op(B) = B, then as op(A) = A^T).
 TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   const Case cases[] = {{1000, 513, 100, Op::N, Op::N, 0.0f, 0}, {257, 130, 1023, Op::T, Op::N, 0.5f, 3},
-                        {129, 300, 4100, Op::N, Op::T, -1.0f, 0}, {64, 200, 16384, Op::T, Op::T, 0.0f, 1}};
+                        {129, 300, 4100, Op::N, Op::T, -1.0f, 0}, {64, 200, 16384, Op::T, Op::T, 0.0f, 1},
+                        {300, 257, 1024, Op::N, Op::N, 0.5f, 0}, {250, 129, 1000, Op::T, Op::T, 0.0f, 0}};
   for (const char* kernel : tensor_core_kernels(*dev)) {
     ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
     for (const Case& c : cases)

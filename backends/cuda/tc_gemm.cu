@@ -447,7 +447,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
-  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, stream_b, args, nullptr};
+  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, kp, kp, stream_b, args, nullptr};
   const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
   if (scratch_bytes > 0) sa.scratch = base + 2 * p_elems * sizeof(float) + x_copy_bytes;
@@ -463,12 +463,20 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s);
   sa.c_args.plan = plan;
   sa.x = x_data;
+  // An FP16 P whose K is contiguous in 16-byte-aligned rows is the FP16 path's operand as it is.
+  const bool p_k_contiguous = stream_b ? p.op == Op::T : p.op == Op::N;
+  const bool p_as_is = p.fp16 && p_k_contiguous && reinterpret_cast<std::uintptr_t>(p.data) % 16 == 0 && p.ld % 8 == 0;
   auto pack_and_launch = [&](auto part) {  // part: the packed element type of the path
     using T = decltype(part);
-    T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;
-    pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1.0f, s);
-    sa.p_hi = hi, sa.p_lo = p.fp16 ? nullptr : lo;
-    launch_wgmma_gemm(sa, sizeof(T) == 2, s);
+    StreamGemmArgs path = sa;
+    if (sizeof(T) == 2 && p_as_is) {
+      path.p_hi = p.data, path.p_rows_p = p_rows, path.p_k = k, path.p_ld = p.ld;
+    } else {
+      T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;
+      pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1.0f, s);
+      path.p_hi = hi, path.p_lo = p.fp16 ? nullptr : lo;
+    }
+    launch_wgmma_gemm(path, sizeof(T) == 2, s);
   };
   if (tc != TensorCore::TF32) pack_and_launch(__half());
   pack_and_launch(float());

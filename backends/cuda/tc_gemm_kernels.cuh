@@ -60,16 +60,18 @@ __device__ __forceinline__ float plan_unscale(const DevicePlan* plan) {
 /// True when this build holds the wgmma kernel (sm_90a) and `device` can run it (compute 9.0).
 bool wgmma_gemm_available(int device);
 
-/// The wgmma kernel's operands: X, FP32, streamed and split in the kernel, and P, packed.
-/// C = X P^T (rows of X index C's rows), or its transpose when transpose_c.
+/// The wgmma kernel's operands: X, FP32, streamed and split in the kernel, and P, packed (or
+/// the caller's FP16 matrix itself where its K is contiguous). C = X P^T (rows of X index C's
+/// rows), or its transpose when transpose_c. The copy engine reads zeros past either's extents.
 struct StreamGemmArgs {
   const float* x;          ///< rows x k: X(r, q) at x[q + r * x_ld] (k_major) or x[r + q * x_ld]
   index_t x_ld;            ///< a multiple of 4 (16-byte rows for the copy engine), x 16-byte aligned
   bool x_k_major;
   index_t rows, k;
-  const void* p_hi;        ///< p_rows_p x kp, K-contiguous, unshifted lo (or null: P is FP16)
-  const void* p_lo;
-  index_t p_rows_p, kp;
+  const void* p_hi;        ///< p_rows_p x p_k at p_hi[q + r * p_ld], K-contiguous; 16-byte aligned rows
+  const void* p_lo;        ///< unshifted lo parts, the same layout (null: P is FP16)
+  index_t p_rows_p, p_k, p_ld;
+  index_t kp;              ///< K rounded up to whole slices of the kernel
   bool transpose_c;
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
   void* scratch;           ///< wgmma_gemm_scratch_bytes of device memory (null where those are 0)

@@ -648,8 +648,8 @@ void launch(const StreamGemmArgs& args, cudaStream_t s) {
                             ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.k, args.rows, args.x_ld, kBM)
                             : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.k, args.x_ld, Tl::kBK);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
-  const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.kp, args.p_rows_p, args.kp, BN);
+  const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
+  const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
   const Schedule sc = schedule(TileOrder<BN>(args).tiles(), static_cast<int>(args.kp / Tl::kBK));
   const TileRange range{sc.tail, sc.parts};
   if (sc.tiles > sc.tail)
