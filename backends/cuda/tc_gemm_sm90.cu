@@ -386,7 +386,7 @@ __device__ bool sum_of_parts(void* scratch, const TileRange& range, int tid, int
 }
 #endif
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, TileRange range) {
@@ -507,25 +507,30 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma(fresh, x, p, scale_d, T());
       if (Tl::kExtraN8) wgmma_n8(fresh_x, x, p + kRow128, scale_d, T());
     };
-    wgmma_fence();
+    // The slice in chains of CHAIN K steps, each a fresh Tensor Core sum added outside it.
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks);
-    if (P_LO) {
+    for (int ks0 = 0; ks0 < Fr::kSteps; ks0 += CHAIN) {
+      const bool last = ks0 + CHAIN == Fr::kSteps;
+      wgmma_fence();
 #pragma unroll
-      for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
-    }
+      for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks - ks0);
+      if (P_LO) {
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
-    wgmma_commit();
-    if (kb + 1 < nk) prepare(kb + 1, next);
-    // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
-    wgmma_wait_all();
-    if (tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
+        for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
+      }
 #pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
-    if (Tl::kExtraN8) {
+      for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
+      wgmma_commit();
+      if (last && kb + 1 < nk) prepare(kb + 1, next);
+      // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
+      wgmma_wait_all();
+      if (last && tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
+      for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
+      if (Tl::kExtraN8) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
+      }
     }
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
@@ -628,17 +633,31 @@ Schedule schedule(index_t tiles, int nk) {
   return parts < 2 ? Schedule{sms, t, 0, 1} : Schedule{sms, t, tail, parts};
 }
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
-void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN>
+void launch_chain(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, CHAIN>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
   });
   kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
+}
+
+int chain_steps() {
+  const char* env = std::getenv("RANDNLA_TC_CHAIN");
+  return env ? std::atoi(env) : 4;
+}
+
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
+void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
+                  TileRange range, int blocks, cudaStream_t s) {
+  const int chain = P_LO ? chain_steps() : 4;
+  if (chain == 1) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 1 : 4)>(x, p_hi, p_lo, args, range, blocks, s);
+  if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4)>(x, p_hi, p_lo, args, range, blocks, s);
+  launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4>(x, p_hi, p_lo, args, range, blocks, s);
 }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
