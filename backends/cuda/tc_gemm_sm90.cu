@@ -386,7 +386,7 @@ __device__ bool sum_of_parts(void* scratch, const TileRange& range, int tid, int
 }
 #endif
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN>
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN, bool ORDER>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, TileRange range) {
@@ -462,6 +462,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
   int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
+  int chains = 0;  // Tensor Core chains issued by this consumer
   // One slice's A fragments and row unscales, ready for the Tensor Core.
   struct Split {
     std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
@@ -511,6 +512,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int ks0 = 0; ks0 < Fr::kSteps; ks0 += CHAIN) {
       const bool last = ks0 + CHAIN == Fr::kSteps;
+      // ORDER: the two consumers issue their chains in turn (named barriers 3 and 4), so that the
+      // Tensor Core runs one's chain while the other adds its last one.
+      if (ORDER && (cw == 1 || chains > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw));
       wgmma_fence();
 #pragma unroll
       for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks - ks0);
@@ -521,6 +525,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
       wgmma_commit();
+      if (ORDER) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - cw));
+      ++chains;
       if (last && kb + 1 < nk) prepare(kb + 1, next);
       // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
       wgmma_wait_all();
@@ -566,6 +572,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
     }
   }
+  // The first consumer takes the second's last turn signal, so that every arrival is matched.
+  if (ORDER && cw == 0 && chains > 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
 #endif
 }
 
@@ -633,11 +641,11 @@ Schedule schedule(index_t tiles, int nk) {
   return parts < 2 ? Schedule{sms, t, 0, 1} : Schedule{sms, t, tail, parts};
 }
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN>
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN, bool ORDER>
 void launch_chain(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, CHAIN>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, CHAIN, ORDER>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
@@ -655,9 +663,14 @@ template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   const int chain = P_LO ? chain_steps() : 4;
-  if (chain == 1) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 1 : 4)>(x, p_hi, p_lo, args, range, blocks, s);
-  if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4)>(x, p_hi, p_lo, args, range, blocks, s);
-  launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4>(x, p_hi, p_lo, args, range, blocks, s);
+  const char* env = std::getenv("RANDNLA_TC_ORDER");
+  const bool order = env && std::atoi(env) == 1;
+  if (order) {
+    if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4), true>(x, p_hi, p_lo, args, range, blocks, s);
+    return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4, true>(x, p_hi, p_lo, args, range, blocks, s);
+  }
+  if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4), false>(x, p_hi, p_lo, args, range, blocks, s);
+  launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4, false>(x, p_hi, p_lo, args, range, blocks, s);
 }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
