@@ -17,12 +17,13 @@
 //    [2^14, 2^15) (FP16 only: no slice overflows or underflows FP16 for want of scaling), splits
 //    them into hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register
 //    fragments, and
-//      fresh = sum over the slice of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma; small terms
-//              first, the chain started with scale-d = 0)
-//      main += fresh * 2^-s                                                  (FP32, round to nearest)
-//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
-//    sum is added outside it. Software-pipelined by one slice: while the Tensor Core runs slice
-//    kb, the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
+//      fresh = sum over a chain of K steps of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma;
+//              small terms first, the chain started with scale-d = 0)
+//      main += fresh * 2^-s                                            (FP32, round to nearest)
+//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each chain's
+//    sum (the slice's 4 K steps for SHGEMM, 2 for TCEC: Sm90Tile::kChainSteps) is added outside
+//    it. Software-pipelined by one slice: while the Tensor Core runs the last chain of slice kb,
+//    the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
 #include "tc_gemm_kernels.cuh"
 
 #include <cuda.h>
@@ -61,6 +62,11 @@ struct Sm90Tile {
   static constexpr int kStages =
       kSmemPreferred / kStageBytes >= 3 ? kSmemPreferred / kStageBytes : kSmemMax / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
+  /// K steps (of the 4 in a slice) per fresh Tensor Core sum. TCEC: 2, since its truncated sums
+  /// of all-positive terms (U(0,1) inputs) err in one direction and add up over 4 steps to 2.5-3.2x
+  /// SGEMM's error (`Gpu.TcecWithin2xOfCublasSgemmOnUniform01`); 2 steps cost one more wait and
+  /// 64 FFMA per slice (TCEC 10-15% slower). SHGEMM: 4, its Gaussian Omega has no such bias.
+  static constexpr int kChainSteps = P_LO ? 2 : 4;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -386,14 +392,14 @@ __device__ bool sum_of_parts(void* scratch, const TileRange& range, int tid, int
 }
 #endif
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN, bool ORDER>
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, TileRange range) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
-  constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile;
+  constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile, kChain = Tl::kChainSteps;
   constexpr bool kFp16 = sizeof(T) == 2;
   static_assert(Fr::kBK == kBK, "the fragments cover one slice");
   if (!plan_chooses<T>(args.c_args.plan)) return;
@@ -462,7 +468,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
   int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
-  int chains = 0;  // Tensor Core chains issued by this consumer
   // One slice's A fragments and row unscales, ready for the Tensor Core.
   struct Split {
     std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
@@ -508,25 +513,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma(fresh, x, p, scale_d, T());
       if (Tl::kExtraN8) wgmma_n8(fresh_x, x, p + kRow128, scale_d, T());
     };
-    // The slice in chains of CHAIN K steps, each a fresh Tensor Core sum added outside it.
+    // The slice in chains of kChain K steps, each a fresh Tensor Core sum added outside it.
 #pragma unroll
-    for (int ks0 = 0; ks0 < Fr::kSteps; ks0 += CHAIN) {
-      const bool last = ks0 + CHAIN == Fr::kSteps;
-      // ORDER: the two consumers issue their chains in turn (named barriers 3 and 4), so that the
-      // Tensor Core runs one's chain while the other adds its last one.
-      if (ORDER && (cw == 1 || chains > 0)) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw));
+    for (int ks0 = 0; ks0 < Fr::kSteps; ks0 += kChain) {
+      const bool last = ks0 + kChain == Fr::kSteps;
       wgmma_fence();
 #pragma unroll
-      for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks - ks0);
+      for (int ks = ks0; ks < ks0 + kChain; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks - ks0);
       if (P_LO) {
 #pragma unroll
-        for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
+        for (int ks = ks0; ks < ks0 + kChain; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
       }
 #pragma unroll
-      for (int ks = ks0; ks < ks0 + CHAIN; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
+      for (int ks = ks0; ks < ks0 + kChain; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
       wgmma_commit();
-      if (ORDER) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - cw));
-      ++chains;
       if (last && kb + 1 < nk) prepare(kb + 1, next);
       // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
       wgmma_wait_all();
@@ -572,8 +572,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
     }
   }
-  // The first consumer takes the second's last turn signal, so that every arrival is matched.
-  if (ORDER && cw == 0 && chains > 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
 #endif
 }
 
@@ -641,36 +639,17 @@ Schedule schedule(index_t tiles, int nk) {
   return parts < 2 ? Schedule{sms, t, 0, 1} : Schedule{sms, t, tail, parts};
 }
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, int CHAIN, bool ORDER>
-void launch_chain(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
+void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, CHAIN, ORDER>;
+  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT>;
   static std::once_flag once;
   std::call_once(once, [&] {
     RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
   });
   kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
-}
-
-int chain_steps() {
-  const char* env = std::getenv("RANDNLA_TC_CHAIN");
-  return env ? std::atoi(env) : 4;
-}
-
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
-void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
-                  TileRange range, int blocks, cudaStream_t s) {
-  const int chain = P_LO ? chain_steps() : 4;
-  const char* env = std::getenv("RANDNLA_TC_ORDER");
-  const bool order = env && std::atoi(env) == 1;
-  if (order) {
-    if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4), true>(x, p_hi, p_lo, args, range, blocks, s);
-    return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4, true>(x, p_hi, p_lo, args, range, blocks, s);
-  }
-  if (chain == 2) return launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, (P_LO ? 2 : 4), false>(x, p_hi, p_lo, args, range, blocks, s);
-  launch_chain<T, P_LO, BN, K_MAJOR, SPLIT, 4, false>(x, p_hi, p_lo, args, range, blocks, s);
 }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR>
