@@ -118,7 +118,7 @@ TEST(Gpu, TcecWithin2xOfCublasSgemm) {
 // All-positive terms: each fresh Tensor Core sum is truncated (RZ) before it is added outside,
 // and with all-positive terms those truncations share a sign and add up, where SGEMM's
 // round-to-nearest errors cancel. Chains of 4 K steps gave 2.1x-3.2x SGEMM's error
-// (perf_tests/results/2026-11-21_h100_07a7302/uniform01.txt); TCEC's chains of 2 stay within 2x.
+// (perf_tests/results/2026-11-21_h100_07a7302/uniform01.txt); TCEC's chains of 1 + 3 stay within 2x.
 TEST(Gpu, TcecWithin2xOfCublasSgemmOnUniform01) {
   RANDNLA_REQUIRE_GPU();
   expect_tcec_within_2x_of_sgemm(Elements::Uniform01);
