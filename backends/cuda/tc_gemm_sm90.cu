@@ -17,13 +17,12 @@
 //    [2^14, 2^15) (FP16 only: no slice overflows or underflows FP16 for want of scaling), splits
 //    them into hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register
 //    fragments, and
-//      fresh = sum over a chain of K steps of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma;
-//              small terms first, the chain started with scale-d = 0)
-//      main += fresh * 2^-s                                            (FP32, round to nearest)
-//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each chain's
-//    sum (the slice's 4 K steps for SHGEMM, 1 + 3 for TCEC: Sm90Tile::kFirstChainSteps) is
-//    added outside it. Software-pipelined by one slice: while the Tensor Core runs the last chain
-//    of slice kb, the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
+//      fresh = sum over the slice of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma; small terms
+//              first, the chain started with scale-d = 0)
+//      main += fresh * 2^-s                                                  (FP32, round to nearest)
+//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
+//    sum is added outside it. Software-pipelined by one slice: while the Tensor Core runs slice
+//    kb, the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
 #include "tc_gemm_kernels.cuh"
 
 #include <cuda.h>
@@ -62,12 +61,6 @@ struct Sm90Tile {
   static constexpr int kStages =
       kSmemPreferred / kStageBytes >= 3 ? kSmemPreferred / kStageBytes : kSmemMax / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack
-  /// K steps (of the 4 in a slice) in the first fresh Tensor Core sum; the rest make a second.
-  /// TCEC: 1 + 3, since its truncated sums of all-positive terms (U(0,1) inputs) err in one
-  /// direction and over one chain of 4 steps added up to 2.5-3.2x SGEMM's error
-  /// (`Gpu.TcecWithin2xOfCublasSgemmOnUniform01`); the second chain costs one more wait and 64
-  /// FFMA per slice. SHGEMM: one chain of 4, its Gaussian Omega has no such bias.
-  static constexpr int kFirstChainSteps = P_LO ? 1 : 4;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -400,7 +393,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tl = Sm90Tile<T, P_LO, BN>;
   using Fr = Fragment<T>;
-  constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile, kFirstChain = Tl::kFirstChainSteps;
+  constexpr int kBK = Tl::kBK, kPackedTile = Tl::kPackedTile;
   constexpr bool kFp16 = sizeof(T) == 2;
   static_assert(Fr::kBK == kBK, "the fragments cover one slice");
   if (!plan_chooses<T>(args.c_args.plan)) return;
@@ -514,32 +507,25 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma(fresh, x, p, scale_d, T());
       if (Tl::kExtraN8) wgmma_n8(fresh_x, x, p + kRow128, scale_d, T());
     };
-    // The slice in chains, K steps [0, kFirstChain) and [kFirstChain, 4), each a fresh Tensor
-    // Core sum added outside it; the next slice is prepared while the longer last one runs.
+    wgmma_fence();
 #pragma unroll
-    for (int c = kFirstChain < Fr::kSteps ? 0 : 1; c < 2; ++c) {
-      const int ks0 = c == 0 ? 0 : kFirstChain % Fr::kSteps, ks1 = c == 0 ? kFirstChain : Fr::kSteps;
-      const bool last = c == 1;
-      wgmma_fence();
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks);
+    if (P_LO) {
 #pragma unroll
-      for (int ks = ks0; ks < ks1; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks - ks0);
-      if (P_LO) {
+      for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
+    }
 #pragma unroll
-        for (int ks = ks0; ks < ks1; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
-      }
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
+    wgmma_commit();
+    if (kb + 1 < nk) prepare(kb + 1, next);
+    // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
+    wgmma_wait_all();
+    if (tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
 #pragma unroll
-      for (int ks = ks0; ks < ks1; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
-      wgmma_commit();
-      if (last && kb + 1 < nk) prepare(kb + 1, next);
-      // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
-      wgmma_wait_all();
-      if (last && tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
+    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
+    if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
-      if (Tl::kExtraN8) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
-      }
+      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
     }
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
