@@ -3,11 +3,13 @@
 //
 // One FP32 operand, the "streamed" one (the larger, or the only FP32 one), is read straight from
 // the caller's matrix and split in registers, as in the SHGEMM paper; the other is packed
-// beforehand (tc_gemm.cu) as K-contiguous hi (and lo) parts. So the large operand crosses device
-// memory once, and no pass over it precedes the product. One persistent block per SM computes
-// tiles of 128 x BN of C in turn (TileOrder: bands of 8 row tiles for L2 reuse), BN =
-// 128, or 136 where that covers the packed operand's rows in fewer padded rows (an RSVD's
-// l = k + p = 266 or 272 takes two 136-wide tiles instead of three 128-wide ones, 41% of them padding):
+// beforehand (tc_gemm.cu) as K-contiguous hi (and lo) parts, or, FP16 with K contiguous already,
+// read as it is. So the large operand crosses device memory once, and no pass over it precedes
+// the product. One persistent block per SM computes tiles of 128 x BN of C in turn (TileOrder:
+// bands of 8 row tiles for L2 reuse; a last round that would leave SMs idle is split along K in
+// a second launch, TileRange), BN = 128, or 136 where that covers the packed operand's rows in
+// fewer padded rows (an RSVD's l = k + p = 266 or 272 takes two 136-wide tiles instead of three
+// 128-wide ones, 41% of them padding):
 //  - a producer warp streams K slices of both operands into a ring of shared-memory stages with
 //    the bulk tensor copy engine (TMA, 128-byte swizzle);
 //  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread loads its 32 (FP16)
