@@ -119,7 +119,7 @@ TEST(Gpu, TcecWithin2xOfCublasSgemm) {
 // k >= 1023, TCEC error 2.1x-3.2x SGEMM's on all-positive inputs. Each fresh Tensor Core sum is
 // truncated (RZ) before it is added outside; with all-positive terms those truncations share a
 // sign and add up, where SGEMM's round-to-nearest errors cancel. TCEC sums of 2 K steps instead
-// of 4 pass it, at 13-18% of TCEC's speed, below its 175 TFLOP/s target in some runs
+// of 4 pass it, at 10-16% of TCEC's speed, below its 175 TFLOP/s target in some runs
 // (perf_tests/results/2026-11-22_h100_cd177cd/tcec_chains/). Run with --gtest_also_run_disabled_tests.
 TEST(Gpu, DISABLED_TcecWithin2xOfCublasSgemmOnUniform01) {
   RANDNLA_REQUIRE_GPU();

@@ -606,7 +606,8 @@ CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_byte
 
 /// The most parts a tail tile is split into (RANDNLA_TC_SPLIT_PARTS overrides; 1: no split):
 /// about sqrt(2 nk), which balances a part's slices against the last part's reading of all
-/// partial sums (a slice of the Tensor Core work takes about twice as long as reading one part).
+/// partial sums if a slice of Tensor Core work takes about twice as long as reading one part's
+/// sums from L2 (an estimate, not measured; only the 8192^3 gain of the whole split was).
 int max_parts(int nk) {
   if (const char* env = std::getenv("RANDNLA_TC_SPLIT_PARTS")) {
     const int forced = std::atoi(env);
@@ -691,11 +692,13 @@ bool wgmma_gemm_available(int device) {
 }
 
 std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args) {
-  const index_t tiles = (args.rows + kBM - 1) / kBM * ((packed_rows_of(args) + tile_width(args) - 1) / tile_width(args));
-  const int slices_fp16 = static_cast<int>(args.kp / Sm90Tile<__half, false, 128>::kBK);
-  if (schedule(tiles, slices_fp16).parts < 2 && schedule(tiles, 2 * slices_fp16).parts < 2) return 0;
-  const int sms = multiprocessors();  // a split launch has at most one block per SM
-  return partial_floats(sms) * sizeof(float) + sizeof(int) * kConsumers * sms;
+  const index_t tiles = tile_width(args) == 136 ? TileOrder<136>(args).tiles() : TileOrder<128>(args).tiles();
+  // Either path may run: FP16 slices (kBK 64) or TF32 ones (kBK 32).
+  const Schedule fp16 = schedule(tiles, static_cast<int>(args.kp / Sm90Tile<__half, false, 128>::kBK));
+  const Schedule tf32 = schedule(tiles, static_cast<int>(args.kp / Sm90Tile<float, false, 128>::kBK));
+  if (fp16.tail == 0 && tf32.tail == 0) return 0;
+  // A split launch has at most one block per SM.
+  return partial_floats(fp16.sms) * sizeof(float) + sizeof(int) * kConsumers * fp16.sms;
 }
 
 void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
