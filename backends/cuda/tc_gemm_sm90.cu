@@ -38,6 +38,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "cuda_check.hpp"
 
@@ -129,33 +130,37 @@ __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_grou
 #define RANDNLA_WGMMA_IN "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d)
 
 /// d (64 x 128, FP32) = A (64 x K step, register fragment) B (K step x 128, shared memory) + (scale_d ? d : 0).
+template <int SIGN>
 __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, __half) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " RANDNLA_WGMMA_D64 ", 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " RANDNLA_WGMMA_D64 ", %70, 1, 0;\n}\n"
                : RANDNLA_WGMMA_D64_OUT
-               : RANDNLA_WGMMA_IN);
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
+template <int SIGN>
 __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, float) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " RANDNLA_WGMMA_D64 ", 1, 1;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " RANDNLA_WGMMA_D64 ", %70, 1;\n}\n"
                : RANDNLA_WGMMA_D64_OUT
-               : RANDNLA_WGMMA_IN);
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
 
 /// The same for the 8 columns past the first 128 (m64n8: 4 accumulators a thread).
+template <int SIGN>
 __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
                                          __half) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 " RANDNLA_WGMMA_D4 ", 1, 1, 0;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 " RANDNLA_WGMMA_D4 ", %10, 1, 0;\n}\n"
                : RANDNLA_WGMMA_D4_OUT
-               : RANDNLA_WGMMA_IN);
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
+template <int SIGN>
 __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d,
                                          float) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 " RANDNLA_WGMMA_D4 ", 1, 1;\n}\n"
+               "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 " RANDNLA_WGMMA_D4 ", %10, 1;\n}\n"
                : RANDNLA_WGMMA_D4_OUT
-               : RANDNLA_WGMMA_IN);
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
 #undef RANDNLA_WGMMA_D64
 #undef RANDNLA_WGMMA_D64_OUT
@@ -502,16 +507,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   // Slice kb on the Tensor Core from `cur` while this warpgroup splits slice kb + 1 into `next`;
   // then the slice's sum is added outside the Tensor Core.
-  auto step = [&](int kb, const Split& cur, Split& next) {
+  auto step = [&](auto odd, int kb, const Split& cur, Split& next) {
+    constexpr bool kOdd = decltype(odd)::value;
+    constexpr int kSign = kOdd ? -1 : 1;
     const std::uint64_t p_hi = smem_desc(stage_of(kb) + Tl::kStreamBytes), p_lo = p_hi + (kPackedTile >> 4);
     constexpr std::uint64_t kRow128 = (128 * kSliceBytes) >> 4;  // the descriptor of packed row 128
     auto mma = [&](const std::uint32_t(&x)[4], std::uint64_t p, int scale_d) {
-      wgmma(fresh, x, p, scale_d, T());
-      if (Tl::kExtraN8) wgmma_n8(fresh_x, x, p + kRow128, scale_d, T());
+      wgmma<kSign>(fresh, x, p, scale_d, T());
+      if (Tl::kExtraN8) wgmma_n8<kSign>(fresh_x, x, p + kRow128, scale_d, T());
     };
+    const int carry = kOdd ? args.carry : 0;
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks);
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks | carry);
     if (P_LO) {
 #pragma unroll
       for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
@@ -523,11 +531,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
     wgmma_wait_all();
     if (tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
+    float w[2];
 #pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], cur.unscale[(e >> 1) & 1], main_acc[e]);
+    for (int h = 0; h < 2; ++h)
+      w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (args.carry && kb + 1 < nk ? next.unscale[h] : 0.0f);
+#pragma unroll
+    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], w[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], cur.unscale[(e >> 1) & 1], main_x[e]);
+      for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], w[(e >> 1) & 1], main_x[e]);
     }
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
@@ -539,8 +551,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int e = 0; e < 4; ++e) main_x[e] = 0.0f;
     if (nk > 0) prepare(0, even);
     for (int kb = 0; kb < nk; kb += 2) {
-      step(kb, even, odd);
-      if (kb + 1 < nk) step(kb + 1, odd, even);
+      step(std::false_type(), kb, even, odd);
+      if (kb + 1 < nk) step(std::true_type(), kb + 1, odd, even);
     }
 
     const int2 rc = order(tile);
