@@ -75,7 +75,6 @@ struct StreamGemmArgs {
   bool transpose_c;
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
   void* scratch;           ///< wgmma_gemm_scratch_bytes of device memory (null where those are 0)
-  int carry;               ///< EXPERIMENT: odd slices continue the even slice's chain (RANDNLA_TC_CARRY)
 };
 
 /// Device memory the wgmma kernel needs for a product: the partial sums of the tiles it splits

@@ -23,8 +23,13 @@
 //              first, the chain started with scale-d = 0)
 //      main += fresh * 2^-s                                                  (FP32, round to nearest)
 //    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
-//    sum is added outside it. Software-pipelined by one slice: while the Tensor Core runs slice
-//    kb, the warpgroup loads and splits slice kb + 1 (two fragment sets in alternate roles).
+//    sum is added outside it. Slices go in pairs, the odd one's chain continuing from the even
+//    one's sum with its products negated (step): a fresh sum of same-signed terms (all-positive
+//    inputs) is truncated downwards every time, and those errors, all of one sign, add up over K
+//    to several times SGEMM's; the odd chain, running from the even sum back towards zero, is
+//    truncated the other way, so a pair's errors largely cancel. Software-pipelined by one slice:
+//    while the Tensor Core runs slice kb, the warpgroup loads and splits slice kb + 1 (two
+//    fragment sets in alternate roles).
 #include "tc_gemm_kernels.cuh"
 
 #include <cuda.h>
@@ -32,6 +37,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -393,6 +399,22 @@ __device__ bool sum_of_parts(void* scratch, const TileRange& range, int tid, int
 }
 #endif
 
+/// X(r, :) P(c, :)^T over all of K in FP32 (P as its hi + lo parts), summed in order as SGEMM
+/// would, so that Inf and NaN come out as SGEMM gives them; 0 outside X's rows or P's.
+template <class T>
+__device__ __forceinline__ float fp32_dot(const StreamGemmArgs& args, index_t r, index_t c) {
+  if (r >= args.rows || c >= packed_rows_of(args)) return 0.0f;
+  const T* hi = static_cast<const T*>(args.p_hi) + c * args.p_ld;
+  const T* lo = args.p_lo ? static_cast<const T*>(args.p_lo) + c * args.p_ld : nullptr;
+  float sum = 0.0f;
+  for (index_t q = 0; q < args.k; ++q) {
+    const float x = args.x_k_major ? args.x[q + r * args.x_ld] : args.x[r + q * args.x_ld];
+    const float p = static_cast<float>(hi[q]) + (lo ? static_cast<float>(lo[q]) : 0.0f);
+    sum = __fmaf_rn(x, p, sum);
+  }
+  return sum;
+}
+
 template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
@@ -506,7 +528,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int ks = 0; ks < Fr::kSteps; ++ks) Fr::split(y[ks], f.hi[ks], f.lo[ks]);
   };
   // Slice kb on the Tensor Core from `cur` while this warpgroup splits slice kb + 1 into `next`;
-  // then the slice's sum is added outside the Tensor Core.
+  // then the slice's sum is added outside the Tensor Core. Slices go in pairs: the even one's
+  // chain starts from zero, giving u = s_even; the odd one's continues from u with its products
+  // negated, giving v = u - s_odd; main gets u (w_even + w_odd) - v w_odd = s_even w_even + s_odd w_odd
+  // (w: the rows' unscales). The truncation that shrinks u is undone in part by the one that
+  // shrinks v, where two fresh sums would shrink both (file comment).
   auto step = [&](auto odd, int kb, const Split& cur, Split& next) {
     constexpr bool kOdd = decltype(odd)::value;
     constexpr int kSign = kOdd ? -1 : 1;
@@ -516,10 +542,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma<kSign>(fresh, x, p, scale_d, T());
       if (Tl::kExtraN8) wgmma_n8<kSign>(fresh_x, x, p + kRow128, scale_d, T());
     };
-    const int carry = kOdd ? args.carry : 0;
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, ks | carry);
+    for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.lo[ks], p_hi + 2 * ks, kOdd ? 1 : ks);
     if (P_LO) {
 #pragma unroll
       for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_lo + 2 * ks, 1);
@@ -534,7 +559,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     float w[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (args.carry && kb + 1 < nk ? next.unscale[h] : 0.0f);
+      w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (kb + 1 < nk ? next.unscale[h] : 0.0f);
 #pragma unroll
     for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], w[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
@@ -555,19 +580,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kb + 1 < nk) step(std::true_type(), kb + 1, odd, even);
     }
 
-    const int2 rc = order(tile);
-    const index_t r0 = index_t{rc.x} * kBM + wrow + g, c0 = index_t{rc.y} * BN + 2 * t;
-    // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
-    auto store = [&](int e, index_t col_offset, float v) {
-      const index_t i = r0 + 8 * ((e >> 1) & 1), j = c0 + col_offset + 8 * (e >> 2) + (e & 1);
-      if (args.transpose_c)
-        store_c(args.c_args, unscale_p, j, i, v, 0.0f);
-      else
-        store_c(args.c_args, unscale_p, i, j, v, 0.0f);
-    };
     if constexpr (SPLIT) {
       if (!sum_of_parts<Tl::kExtraN8 != 0>(args.scratch, range, tid, cw, main_acc, main_x)) continue;
     }
+    const int2 rc = order(tile);
+    const index_t row0 = index_t{rc.x} * kBM + wrow + g, col0 = index_t{rc.y} * BN + 2 * t;
+    // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
+    auto row = [&](int e) { return row0 + 8 * ((e >> 1) & 1); };
+    auto col = [&](int e, index_t col_offset) { return col0 + col_offset + 8 * (e >> 2) + (e & 1); };
+    // A pair's u (w_even + w_odd) - v w_odd is Inf - Inf where u is infinite, and can overflow where
+    // the sum does not: every element that ends non-finite is summed again as SGEMM would.
+    auto non_finite = [](float v) { return !(fabsf(v) <= FLT_MAX); };
+    bool any_non_finite = false;
+#pragma unroll
+    for (int e = 0; e < 64; ++e) any_non_finite |= non_finite(main_acc[e]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) any_non_finite |= Tl::kExtraN8 && non_finite(main_x[e]);
+    if (any_non_finite) {
+#pragma unroll
+      for (int e = 0; e < 64; ++e)
+        if (non_finite(main_acc[e])) main_acc[e] = fp32_dot<T>(args, row(e), col(e, 0));
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (Tl::kExtraN8 && non_finite(main_x[e])) main_x[e] = fp32_dot<T>(args, row(e), col(e, 128));
+    }
+    auto store = [&](int e, index_t col_offset, float v) {
+      if (args.transpose_c)
+        store_c(args.c_args, unscale_p, col(e, col_offset), row(e), v, 0.0f);
+      else
+        store_c(args.c_args, unscale_p, row(e), col(e, col_offset), v, 0.0f);
+    };
 #pragma unroll
     for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
