@@ -1,6 +1,7 @@
 // GPU tests (label gpu): skipped without a GPU; on the H100 they hold the CUDA backend to the
 // host backend (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -104,6 +105,8 @@ void expect_tcec_within_2x_of_sgemm(Elements e) {
       const double e_tcec = device_error(*dev, c, e, [&](auto a, auto b, auto out) {
         dev->tcec_sgemm(c.ta, c.tb, 1.0f, a, b, c.beta, out, tc, &rep);
       }, &e_sgemm);
+      std::printf("tcec %-4s %-16s k=%-5d error %.3e, SGEMM's %.3e (%.2fx)\n", to_string(tc), test::to_string(e),
+                  static_cast<int>(c.k), e_tcec, e_sgemm, e_tcec / e_sgemm);
       EXPECT_LE(e_tcec, 2.0 * e_sgemm) << "tcec " << to_string(tc) << " " << test::to_string(e) << " k=" << c.k
                                        << " used " << to_string(rep.a_format);
     }
