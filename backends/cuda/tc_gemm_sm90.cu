@@ -588,33 +588,38 @@ __global__ void __launch_bounds__(kThreads, 1)
     // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
     auto row = [&](int e) { return row0 + 8 * ((e >> 1) & 1); };
     auto col = [&](int e, index_t col_offset) { return col0 + col_offset + 8 * (e >> 2) + (e & 1); };
-    // A pair's u (w_even + w_odd) - v w_odd is Inf - Inf where u is infinite, and can overflow where
-    // the sum does not: every element that ends non-finite is summed again as SGEMM would.
-    auto non_finite = [](float v) { return !(fabsf(v) <= FLT_MAX); };
-    bool any_non_finite = false;
-#pragma unroll
-    for (int e = 0; e < 64; ++e) any_non_finite |= non_finite(main_acc[e]);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) any_non_finite |= Tl::kExtraN8 && non_finite(main_x[e]);
-    if (any_non_finite) {
-#pragma unroll
-      for (int e = 0; e < 64; ++e)
-        if (non_finite(main_acc[e])) main_acc[e] = fp32_dot<T>(args, row(e), col(e, 0));
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (Tl::kExtraN8 && non_finite(main_x[e])) main_x[e] = fp32_dot<T>(args, row(e), col(e, 128));
-    }
     auto store = [&](int e, index_t col_offset, float v) {
       if (args.transpose_c)
         store_c(args.c_args, unscale_p, col(e, col_offset), row(e), v, 0.0f);
       else
         store_c(args.c_args, unscale_p, row(e), col(e, col_offset), v, 0.0f);
     };
+    // A pair's u (w_even + w_odd) - v w_odd is Inf - Inf where u is infinite, and can overflow where
+    // the sum does not: elements that end non-finite (bit e of the masks) are summed again as
+    // SGEMM would, one at a time, after the others are stored.
+    auto non_finite = [](float v) { return !(fabsf(v) <= FLT_MAX); };
+    std::uint64_t mask = 0;
+    unsigned mask_x = 0;
 #pragma unroll
-    for (int e = 0; e < 64; ++e) store(e, 0, main_acc[e]);
+    for (int e = 0; e < 64; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mask_x |= unsigned{Tl::kExtraN8 && non_finite(main_x[e])} << e;
+#pragma unroll
+    for (int e = 0; e < 64; ++e)
+      if (!((mask >> e) & 1)) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) store(e, 128, main_x[e]);
+      for (int e = 0; e < 4; ++e)
+        if (!((mask_x >> e) & 1)) store(e, 128, main_x[e]);
+    }
+#pragma unroll 1
+    for (int e = 0; e < 68 && (mask | mask_x); ++e) {
+      const bool extra = e >= 64;
+      if (extra ? (mask_x >> (e - 64)) & 1 : (mask >> e) & 1) {
+        const int f = e % 64;
+        const index_t offset = extra ? 128 : 0;
+        store(f, offset, fp32_dot<T>(args, row(f), col(f, offset)));
+      }
     }
   }
 #endif
