@@ -20,14 +20,15 @@
 //    them into hi + lo (lo not shifted: hi and lo share one accumulator) as wgmma register
 //    fragments, and
 //      fresh = sum over the slice of (lo_x hi_p [+ hi_x lo_p]) + hi_x hi_p   (wgmma; small terms
-//              first, the chain started with scale-d = 0)
+//              first)
 //      main += fresh * 2^-s                                                  (FP32, round to nearest)
-//    so the Tensor Core's truncation (round toward zero) never accumulates over K: each slice's
-//    sum is added outside it. Slices go in pairs, the odd one's chain continuing from the even
-//    one's sum with its products negated (step): a fresh sum of same-signed terms (all-positive
-//    inputs) is truncated downwards every time, and those errors, all of one sign, add up over K
-//    to several times SGEMM's; the odd chain, running from the even sum back towards zero, is
-//    truncated the other way, so a pair's errors largely cancel. Software-pipelined by one slice:
+//    so the Tensor Core's truncation (round toward zero) never accumulates over K: its sums are
+//    added outside it, each spanning two slices at most. Slices go in pairs: an even slice's
+//    chain starts from zero (scale-d = 0), the odd one's continues from the even one's sum with
+//    its products negated (step). A fresh sum of same-signed terms (all-positive inputs) is
+//    truncated downwards every time, and those errors, all of one sign, would add up over K to
+//    several times SGEMM's; the odd chain, running from the even sum back towards zero, errs the
+//    other way for the pair, so a pair's errors largely cancel. Software-pipelined by one slice:
 //    while the Tensor Core runs slice kb, the warpgroup loads and splits slice kb + 1 (two
 //    fragment sets in alternate roles).
 #include "tc_gemm_kernels.cuh"
