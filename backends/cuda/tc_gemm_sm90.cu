@@ -529,11 +529,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int ks = 0; ks < Fr::kSteps; ++ks) Fr::split(y[ks], f.hi[ks], f.lo[ks]);
   };
   // Slice kb on the Tensor Core from `cur` while this warpgroup splits slice kb + 1 into `next`;
-  // then the slice's sum is added outside the Tensor Core. Slices go in pairs: the even one's
-  // chain starts from zero, giving u = s_even; the odd one's continues from u with its products
-  // negated, giving v = u - s_odd; main gets u (w_even + w_odd) - v w_odd = s_even w_even + s_odd w_odd
-  // (w: the rows' unscales). The truncation that shrinks u is undone in part by the one that
-  // shrinks v, where two fresh sums would shrink both (file comment).
+  // then the slice's sum is added outside the Tensor Core. Slices go in pairs (file comment): the
+  // even one's chain starts from zero, giving u = s_even; the odd one's continues from u with its
+  // products negated, giving v = u - s_odd; main gets u (w_even + w_odd) - v w_odd
+  // = s_even w_even + s_odd w_odd (w: the rows' unscales).
   auto step = [&](auto odd, int kb, const Split& cur, Split& next) {
     constexpr bool kOdd = decltype(odd)::value;
     constexpr int kSign = kOdd ? -1 : 1;
