@@ -445,6 +445,21 @@ void products(Backend& b, index_t m, index_t l) {
       false);
 }
 
+/// The library's symmetric_eig (the CUDA backend's own tridiagonalisation and divide and conquer
+/// where it applies) on the SPD test matrix, G's copy subtracted.
+void library_eig(Backend& b, index_t l) {
+  const std::vector<double> hg = spd_matrix(static_cast<int>(l));
+  Matrix<double> g0(b, l, l, "G0"), g(b, l, l, "G"), w(b, l, 1, "w");
+  b.copy(MatrixView<const double>(hg.data(), l, l, l, MemorySpace::Host), g0.view());
+  auto copy = [&] { b.copy(MatrixView<const double>(g0.view()), g.view()); };
+  const double copy_ms = randnla::median_ms(b, copy, 15, 3);
+  const double ms = randnla::median_ms(b, [&] {
+    copy();
+    b.symmetric_eig(g.view(), w.view());
+  }, 15, 3);
+  report("randnla symmetric_eig (l = " + std::to_string(l) + ", FP64)", ms - copy_ms);
+}
+
 /// One Dsyevd of an l x l SPD matrix inside cudaProfilerStart/Stop (a warm-up call before).
 void profile_one_syevd(cusolverDnHandle_t sol, int l) {
   const std::size_t ll = static_cast<std::size_t>(l) * l;
@@ -492,6 +507,7 @@ int main(int argc, char** argv) {
   cusolverDnDestroy(sol);
   auto b = make_backend(BackendKind::Cuda);
   std::printf("device: %s\n", b->description().c_str());
+  for (index_t ll : {index_t{32}, index_t{128}, static_cast<index_t>(l), index_t{400}, index_t{600}}) library_eig(*b, ll);
   for (index_t ll : {static_cast<index_t>(l), index_t{256}, index_t{384}}) products(*b, m, ll);
   return 0;
 }

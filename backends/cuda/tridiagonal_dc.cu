@@ -1,0 +1,149 @@
+// Divide and conquer on the device for the tridiagonal matrix of launch_tridiagonalize, and the
+// whole small symmetric eigensolver (symmetric_eig_dc). Each level of the merge tree is four
+// launches over all its merges at once (deflation, one block per root, per weight, per column:
+// tridiagonal_dc.cuh) and one DGEMM with the level's block-diagonal factor.
+#include <algorithm>
+#include <cfloat>
+#include <utility>
+
+#include "cuda_check.hpp"
+#include "elementwise.cuh"
+#include "symmetric_eig.cuh"
+#include "tridiagonal_dc.cuh"
+
+namespace randnla {
+namespace cuda {
+namespace {
+
+constexpr int kMergeThreads = 256;  // deflation: one block per merge
+constexpr int kItemThreads = 32;    // roots, weights and columns: one block each
+
+__global__ void leaves_kernel(const double* d, const double* e, int n, double* dval, double* z) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    dval[i] = d[i] - (i > 0 ? fabs(e[i - 1]) : 0.0) - (i < n - 1 ? fabs(e[i]) : 0.0);
+    for (int r = 0; r < n; ++r) z[r + static_cast<long>(i) * n] = r == i ? 1.0 : 0.0;
+  }
+}
+
+__global__ void __launch_bounds__(kMergeThreads) deflate_kernel(dc::Level L) {
+  extern __shared__ double sh[];
+  dc::deflate(L, blockIdx.x, threadIdx.x, blockDim.x, sh);
+}
+
+__global__ void __launch_bounds__(kItemThreads) root_kernel(dc::Level L) {
+  __shared__ double red[kItemThreads];
+  dc::root(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red);
+}
+
+__global__ void __launch_bounds__(kItemThreads) weight_kernel(dc::Level L) {
+  __shared__ double red[kItemThreads];
+  dc::weight_and_rank(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red);
+}
+
+__global__ void __launch_bounds__(kItemThreads) column_kernel(dc::Level L, int* status) {
+  __shared__ double red[kItemThreads];
+  extern __shared__ double col[];
+  const int s = dc::merge_of(L, blockIdx.y).s;
+  if (static_cast<int>(blockIdx.x) >= s) return;
+  dc::column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, col);
+  for (int t = threadIdx.x; t < s; t += blockDim.x)
+    if (!(fabs(col[t]) <= DBL_MAX)) *status = 2;
+}
+
+__global__ void values_kernel(const double* dval, const int* exponent, int n, double* w, index_t incw) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    w[i * incw] = ldexp(dval[i], *exponent);
+}
+
+/// The workspace, carved in order: FP64 matrices and vectors, then int vectors and scalars.
+struct Workspace {
+  double *q, *z, *zn, *u, *d, *e, *dval;
+  dc::Level level;
+  int *exponent, *status;
+
+  Workspace(void* base, int n) {
+    auto* p = static_cast<double*>(base);
+    const long nn = static_cast<long>(n) * n;
+    auto take = [&](long count) {
+      double* r = p;
+      p += count;
+      return r;
+    };
+    q = take(nn), z = take(nn), zn = take(nn), u = take(nn);
+    d = take(n), e = take(n), dval = take(n);
+    dc::Level& L = level;
+    L.n = n;
+    L.e = e;
+    L.dval = dval;
+    L.u = u;
+    L.ds = take(n), L.zs = take(n), L.mu = take(n), L.zhat = take(n), L.rho = take(n), L.rc = take(n),
+    L.rs = take(n);
+    auto* ip = reinterpret_cast<int*>(p);
+    auto take_int = [&](long count) {
+      int* r = ip;
+      ip += count;
+      return r;
+    };
+    L.perm = take_int(n), L.nd = take_int(n), L.df = take_int(n), L.org = take_int(n), L.rp = take_int(n),
+    L.rq = take_int(n), L.kcount = take_int(n), L.rcount = take_int(n), L.pos = take_int(n);
+    exponent = take_int(1), status = take_int(1);
+  }
+  static std::size_t bytes(int n) {
+    const long nn = static_cast<long>(n) * n;
+    return sizeof(double) * (4 * nn + 10L * n) + sizeof(int) * (9L * n + 2);
+  }
+};
+
+void dgemm(cublasHandle_t blas, int n, const double* a, const double* b, double* c, int ldc) {
+  const double one = 1, zero = 0;
+  RANDNLA_CUDA(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, ldc));
+}
+
+/// Z := the eigenvectors of the tridiagonal matrix (d, e) (ws.z), ws.dval := its eigenvalues, ascending.
+void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t s) {
+  leaves_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.d, ws.e, n, ws.dval, ws.z);
+  RANDNLA_CUDA_LAUNCH("tridiagonal leaves");
+  RANDNLA_CUDA(cudaMemsetAsync(ws.u, 0, sizeof(double) * n * n, s));
+  for (int half = 1; half < n; half *= 2) {
+    dc::Level L = ws.level;
+    L.half = half;
+    L.z = ws.z;
+    const int merges = (n + 2 * half - 1) / (2 * half), items = std::min(2 * half, n);
+    const dim3 grid(items, merges);
+    deflate_kernel<<<merges, kMergeThreads, 2 * items * sizeof(double), s>>>(L);
+    RANDNLA_CUDA_LAUNCH("divide and conquer: deflation");
+    root_kernel<<<grid, kItemThreads, 0, s>>>(L);
+    RANDNLA_CUDA_LAUNCH("divide and conquer: roots");
+    weight_kernel<<<grid, kItemThreads, 0, s>>>(L);
+    RANDNLA_CUDA_LAUNCH("divide and conquer: weights");
+    column_kernel<<<grid, kItemThreads, items * sizeof(double), s>>>(L, ws.status);
+    RANDNLA_CUDA_LAUNCH("divide and conquer: columns");
+    dgemm(blas, n, ws.z, ws.u, ws.zn, n);
+    std::swap(ws.z, ws.zn);
+  }
+}
+
+}  // namespace
+
+std::size_t symmetric_eig_dc_workspace_bytes(int n) { return Workspace::bytes(n); }
+
+bool symmetric_eig_dc(MatrixView<double> g, MatrixView<double> w, void* workspace, cublasHandle_t blas,
+                      cudaStream_t s) {
+  const int n = static_cast<int>(g.rows());
+  Workspace ws(workspace, n);
+  RANDNLA_CUDA(cudaMemsetAsync(ws.status, 0, sizeof(int), s));
+  launch_tridiagonalize(g.data(), g.ld(), n, ws.d, ws.e, ws.q, n, ws.exponent, ws.status, s);
+  divide_and_conquer(ws, n, blas, s);
+  int status = 0;
+  RANDNLA_CUDA(cudaMemcpyAsync(&status, ws.status, sizeof status, cudaMemcpyDeviceToHost, s));
+  RANDNLA_CUDA(cudaStreamSynchronize(s));
+  if (status != 0) return false;
+  dgemm(blas, n, ws.q, ws.z, g.data(), static_cast<int>(g.ld()));
+  values_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.dval, ws.exponent, n, w.data(), 1);
+  RANDNLA_CUDA_LAUNCH("eigenvalues");
+  launch_reverse_eigenpairs(g, w, s);
+  return true;
+}
+
+}  // namespace cuda
+}  // namespace randnla

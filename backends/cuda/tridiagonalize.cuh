@@ -1,0 +1,190 @@
+// The phases of one Householder step of the reduction of a symmetric FP64 matrix to tridiagonal
+// form, G = Q T Q^T (LAPACK dsytd2 with Q accumulated, Golub & Van Loan Alg. 8.3.1), for a
+// thread-block cluster whose blocks each hold a slice of rows of G and of Q in shared memory
+// (tridiagonalize_sm90.cu). A step is three phases separated by cluster barriers: the owner of
+// row j forms the reflector (I - tau v v^T); every block computes p = tau G v for its rows and
+// updates its rows of Q := Q (I - tau v v^T); every block gathers w = p - (tau/2)(p^T v) v and
+// updates its rows of G := G - v w^T - w v^T. The symmetric matrix is stored whole, so G v is a
+// dot product per row and no block needs another's rows of G.
+#pragma once
+
+#include <cmath>
+
+#include "tridiagonal_dc.cuh"
+
+namespace randnla {
+namespace cuda {
+namespace tri {
+
+/// One block's slice of shared memory: rows [r0, r0 + rows) of G and Q (row-major, n columns),
+/// the reflector v, the gathered w, the block's entries of p, and scalars.
+struct Panel {
+  double *a, *q, *v, *w, *p, *scal, *red;
+  enum { kTau = 0, kPartial = 1, kMax = 2, kScale = 3, kScalars = 4 };
+};
+
+RANDNLA_HD Panel panel(double* base, int n, int rows) {
+  Panel s;
+  s.a = base;
+  s.q = s.a + static_cast<long>(rows) * n;
+  s.v = s.q + static_cast<long>(rows) * n;
+  s.w = s.v + n;
+  s.p = s.w + n;
+  s.scal = s.p + rows;
+  s.red = s.scal + Panel::kScalars;
+  return s;
+}
+
+/// Doubles of shared memory per block (the reduction space: one per warp).
+inline long panel_doubles(int n, int rows) { return 2L * rows * n + 2L * n + rows + Panel::kScalars + 32; }
+
+RANDNLA_HD double warp_sum(double x) {
+#ifdef __CUDA_ARCH__
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+#endif
+  return x;
+}
+
+/// Threads of the block as warps of `lanes` (32 on the device, 1 when run one thread at a time).
+struct Team {
+  int tid, nth, lanes;
+  RANDNLA_HD int lane() const { return tid % lanes; }
+  RANDNLA_HD int warp() const { return tid / lanes; }
+  RANDNLA_HD int warps() const { return nth / lanes; }
+};
+
+RANDNLA_HD double block_sum(double x, double* red, const Team& t) {
+  x = warp_sum(x);
+  if (t.lane() == 0) red[t.warp()] = x;
+  RANDNLA_SYNC();
+  double s = 0;
+  for (int i = 0; i < t.warps(); ++i) s += red[i];
+  RANDNLA_SYNC();
+  return s;
+}
+
+struct Slice {
+  int n, rows, rank, r0, r1;  ///< this block's rows are [r0, r1)
+};
+
+/// max(a, b) that keeps a NaN from either side.
+RANDNLA_HD double nan_max(double a, double b) { return a != a || b <= a ? a : b; }
+
+/// Loads the block's rows of G (upper triangle mirrored) and of Q = I; returns max |g_ij| over the
+/// block's rows (NaN if one is NaN).
+RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg, const Team& t) {
+  double mx = 0;
+  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.n; idx += t.nth) {
+    const int i = s.r0 + static_cast<int>(idx / s.n), c = static_cast<int>(idx % s.n);
+    const double x = i <= c ? g[i + c * ldg] : g[c + i * ldg];
+    P.a[idx] = x;
+    P.q[idx] = i == c ? 1.0 : 0.0;
+    mx = nan_max(mx, fabs(x));
+  }
+#ifdef __CUDA_ARCH__
+  for (int o = 16; o > 0; o /= 2) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+#endif
+  if (t.lane() == 0) P.red[t.warp()] = mx;
+  RANDNLA_SYNC();
+  double m = 0;
+  for (int i = 0; i < t.warps(); ++i) m = nan_max(m, P.red[i]);
+  RANDNLA_SYNC();
+  return m;
+}
+
+RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team& t) {
+  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.n; idx += t.nth) P.a[idx] *= f;
+  RANDNLA_SYNC();
+}
+
+/// Phase 1 (the owner of row j): the reflector that zeroes G(j, j+2:n), d_j and e_j.
+RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, double* e, const Team& t) {
+  const double* row = P.a + static_cast<long>(j - s.r0) * s.n;
+  double ss = 0;
+  for (int c = j + 2 + t.tid; c < s.n; c += t.nth) ss += row[c] * row[c];
+  const double sigma2 = block_sum(ss, P.red, t), alpha = row[j + 1];
+  if (t.tid == 0) {
+    double tau = 0, beta = alpha, scale = 0;
+    if (sigma2 > 0) {
+      beta = -copysign(sqrt(alpha * alpha + sigma2), alpha);
+      tau = (beta - alpha) / beta;
+      scale = 1.0 / (alpha - beta);
+    }
+    P.scal[Panel::kTau] = tau;
+    P.scal[Panel::kScale] = scale;
+    d[j] = row[j];
+    e[j] = beta;
+  }
+  RANDNLA_SYNC();
+  const double scale = P.scal[Panel::kScale];
+  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.v[c] = c == j + 1 ? 1.0 : row[c] * scale;
+  RANDNLA_SYNC();
+}
+
+/// Phase 2 (every block; owner_v: the owner's v): p_i = tau (G v)_i for the block's rows below j,
+/// its share of p^T v in scal[kPartial], and Q := Q (I - tau v v^T) on its rows of Q.
+RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_v, const Team& t) {
+  if (owner_v != P.v)
+    for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.v[c] = owner_v[c];
+  RANDNLA_SYNC();
+  const int first = s.r0 > j + 1 ? s.r0 : j + 1;
+  double partial = 0;
+  for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
+    const double* row = P.a + static_cast<long>(i - s.r0) * s.n;
+    double x = 0;
+    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
+    const double pi = tau * warp_sum(x);
+    if (t.lane() == 0) {
+      P.p[i - s.r0] = pi;
+      partial += pi * P.v[i];
+    }
+  }
+  for (int i = s.r0 + t.warp(); i < s.r1; i += t.warps()) {
+    double* row = P.q + static_cast<long>(i - s.r0) * s.n;
+    double x = 0;
+    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
+    const double f = tau * warp_sum(x);
+    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= f * P.v[c];
+  }
+  partial = block_sum(partial, P.red, t);
+  if (t.tid == 0) P.scal[Panel::kPartial] = partial;
+}
+
+/// Phase 3 (every block): w = p - (tau/2)(p^T v) v from every block's p and partial sums
+/// (remote(r): block r's panel), then G := G - v w^T - w v^T on the block's rows below j.
+template <class Remote>
+RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote,
+                              const Team& t) {
+  double pv = 0;
+  for (int r = 0; r < blocks; ++r) pv += remote(r).scal[Panel::kPartial];
+  const double alpha = -0.5 * tau * pv;
+  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.w[c] = remote(c / s.rows).p[c % s.rows] + alpha * P.v[c];
+  RANDNLA_SYNC();
+  const int first = s.r0 > j + 1 ? s.r0 : j + 1;
+  for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
+    double* row = P.a + static_cast<long>(i - s.r0) * s.n;
+    const double vi = P.v[i], wi = P.w[i];
+    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= vi * P.w[c] + wi * P.v[c];
+  }
+  RANDNLA_SYNC();
+}
+
+/// After the last step: the trailing 2 x 2 block's d and e, and the block's rows of Q (ld ldq).
+RANDNLA_HD void finish(const Slice& s, const Panel& P, double* d, double* e, double* q, long ldq, const Team& t) {
+  const int n = s.n;
+  if (t.tid == 0) {
+    if (n - 2 >= s.r0 && n - 2 < s.r1) {
+      d[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * n + n - 2];
+      e[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * n + n - 1];
+    }
+    if (n - 1 >= s.r0 && n - 1 < s.r1) d[n - 1] = P.a[static_cast<long>(n - 1 - s.r0) * n + n - 1];
+  }
+  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * n; idx += t.nth) {
+    const int i = s.r0 + static_cast<int>(idx / n), c = static_cast<int>(idx % n);
+    q[i + c * ldq] = P.q[idx];
+  }
+}
+
+}  // namespace tri
+}  // namespace cuda
+}  // namespace randnla

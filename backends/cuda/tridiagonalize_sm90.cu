@@ -1,0 +1,139 @@
+// Tridiagonalisation of a small symmetric FP64 matrix in one thread-block cluster: each block
+// holds a slice of rows of G and of Q in shared memory, reads the reflector and the other blocks'
+// parts of p through distributed shared memory, and a step costs two cluster barriers instead of
+// the several kernel launches per column of a library tridiagonalisation (tridiagonalize.cuh).
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdlib>
+
+#include "cuda_check.hpp"
+#include "symmetric_eig.cuh"
+#include "tridiagonalize.cuh"
+
+namespace randnla {
+namespace cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+using tri::Panel;
+
+constexpr int kThreads = 512;
+constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
+
+__global__ void __launch_bounds__(kThreads)
+    tridiagonalize_kernel(const double* g, index_t ldg, int n, int rows, double* d, double* e, double* q,
+                          index_t ldq, int* exponent, int* status) {
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank()), blocks = static_cast<int>(cluster.num_blocks());
+  extern __shared__ double sh[];
+  const Panel P = tri::panel(sh, n, rows);
+  const tri::Slice s{n, rows, rank, min(n, rank * rows), min(n, (rank + 1) * rows)};
+  const tri::Team t{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), 32};
+  auto remote = [&](int r) { return tri::panel(cluster.map_shared_rank(sh, r), n, rows); };
+
+  const double m = tri::load(s, P, g, ldg, t);
+  if (t.tid == 0) P.scal[Panel::kMax] = m;
+  cluster.sync();
+  double mx = 0;
+  for (int r = 0; r < blocks; ++r) mx = tri::nan_max(mx, remote(r).scal[Panel::kMax]);
+  const bool finite = mx <= DBL_MAX;
+  int ex = 0;
+  if (finite && mx > 0) frexp(mx, &ex);
+  tri::scale_rows(s, P, ldexp(1.0, -ex), t);
+
+  for (int j = 0; j < n - 2; ++j) {
+    const int owner = j / rows;
+    if (rank == owner) tri::reflector(s, P, j, d, e, t);
+    cluster.sync();
+    const Panel O = remote(owner);
+    const double tau = O.scal[Panel::kTau];
+    tri::product(s, P, j, tau, rank == owner ? P.v : O.v, t);
+    cluster.sync();
+    tri::update(s, P, j, tau, blocks, remote, t);
+  }
+  tri::finish(s, P, d, e, q, ldq, t);
+  if (rank == 0 && t.tid == 0) {
+    *exponent = ex;
+    if (!finite) *status = 1;
+  }
+  cluster.sync();  // no block leaves while another may still read its shared memory
+}
+
+int rows_per_block(int n, int cluster) { return (n + cluster - 1) / cluster; }
+std::size_t smem_bytes(int n, int cluster) { return tri::panel_doubles(n, rows_per_block(n, cluster)) * sizeof(double); }
+
+int optin_smem(int device) {
+  int bytes = 0;
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes;
+}
+
+cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s, cudaLaunchAttribute& attribute) {
+  RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
+  if (cluster > 8) RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(cluster);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = bytes;
+  config.stream = s;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+/// The smallest cluster whose blocks' shared memory holds order n's slices (0: none).
+int cluster_size(int n, int device) {
+  if (const char* env = std::getenv("RANDNLA_TRIDIAG_CLUSTER")) return std::atoi(env);  // experiment only
+  for (int c : kClusterSizes)
+    if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;
+  return 0;
+}
+
+/// Whether the device can run a cluster of `cluster` blocks with this much shared memory each.
+bool launchable(int cluster, std::size_t bytes) {
+  cudaLaunchAttribute attribute{};
+  const cudaLaunchConfig_t config = launch_config(cluster, bytes, nullptr, attribute);
+  int clusters = 0;
+  const cudaError_t r = cudaOccupancyMaxActiveClusters(&clusters, tridiagonalize_kernel, &config);
+  if (r != cudaSuccess) cudaGetLastError();
+  return r == cudaSuccess && clusters > 0;
+}
+
+}  // namespace
+
+int tridiagonalize_max_order(int device) {
+  int major = 0, minor = 0;
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major != 9 || minor != 0) return 0;
+  const auto optin = static_cast<std::size_t>(optin_smem(device));
+  int best = 0;
+  for (int c : kClusterSizes) {
+    int n = 2;
+    while (smem_bytes(n + 1, c) <= optin) ++n;
+    if (n >= 3 && launchable(c, smem_bytes(n, c))) best = std::max(best, n);
+  }
+  return best;
+}
+
+void launch_tridiagonalize(const double* g, index_t ldg, int n, double* d, double* e, double* q, index_t ldq,
+                           int* exponent, int* status, cudaStream_t s) {
+  int device = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int cluster = cluster_size(n, device);
+  require(n >= 3 && cluster != 0, "n", n, "is outside the cluster tridiagonalisation's range");
+  cudaLaunchAttribute attribute{};
+  const cudaLaunchConfig_t config = launch_config(cluster, smem_bytes(n, cluster), s, attribute);
+  RANDNLA_CUDA(cudaLaunchKernelEx(&config, tridiagonalize_kernel, g, ldg, n, rows_per_block(n, cluster), d, e, q, ldq,
+                                  exponent, status));
+}
+
+}  // namespace cuda
+}  // namespace randnla
