@@ -6,6 +6,7 @@
 // Usage: bench_dense_parts [m] [l]      (default 16384 272)
 //        bench_dense_parts syevd [l]     one Dsyevd between cudaProfilerStart/Stop, for
 //                                        ncu --profile-from-start off (its kernels one by one)
+//        bench_dense_parts eig [l]       the same for the library's symmetric_eig
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "cuda/symmetric_eig.cuh"
 #include "host/lapack.hpp"
 #include "orthonormalize.hpp"
 #include "randnla/timing.hpp"
@@ -446,10 +448,10 @@ void products(Backend& b, index_t m, index_t l) {
 }
 
 /// The library's symmetric_eig (the CUDA backend's own tridiagonalisation and divide and conquer
-/// where it applies) on the SPD test matrix, G's copy subtracted.
+/// where it applies) on the SPD test matrix, G's copy subtracted, and its tridiagonalisation alone.
 void library_eig(Backend& b, index_t l) {
   const std::vector<double> hg = spd_matrix(static_cast<int>(l));
-  Matrix<double> g0(b, l, l, "G0"), g(b, l, l, "G"), w(b, l, 1, "w");
+  Matrix<double> g0(b, l, l, "G0"), g(b, l, l, "G"), w(b, l, 1, "w"), q(b, l, l, "Q"), de(b, 2 * l + 2, 1, "d, e");
   b.copy(MatrixView<const double>(hg.data(), l, l, l, MemorySpace::Host), g0.view());
   auto copy = [&] { b.copy(MatrixView<const double>(g0.view()), g.view()); };
   const double copy_ms = randnla::median_ms(b, copy, 15, 3);
@@ -457,7 +459,32 @@ void library_eig(Backend& b, index_t l) {
     copy();
     b.symmetric_eig(g.view(), w.view());
   }, 15, 3);
-  report("randnla symmetric_eig (l = " + std::to_string(l) + ", FP64)", ms - copy_ms);
+  const std::string tag = " (l = " + std::to_string(l) + ", FP64)";
+  report("randnla symmetric_eig" + tag, ms - copy_ms);
+  const int n = static_cast<int>(l);
+  if (n < 3 || n > cuda::tridiagonalize_max_order(0)) return;
+  int* status = device_array<int>(2);
+  cudaStream_t s = nullptr;  // the backend's stream is not exposed: time on the legacy stream, synchronised
+  const double tri_ms = randnla::median_ms(b, [&] {
+    cuda::launch_tridiagonalize(g0.data(), l, n, de.data(), de.data() + l, q.data(), l, status, status + 1, s);
+    ok(cudaStreamSynchronize(s), "sync");
+  }, 15, 3);
+  report("  of it the cluster tridiagonalisation" + tag, tri_ms);
+  cudaFree(status);
+}
+
+/// One symmetric_eig of the library inside cudaProfilerStart/Stop (a warm-up call before).
+void profile_one_library_eig(Backend& b, index_t l) {
+  const std::vector<double> hg = spd_matrix(static_cast<int>(l));
+  Matrix<double> g(b, l, l, "G"), w(b, l, 1, "w");
+  for (int rep = 0; rep < 2; ++rep) {
+    b.copy(MatrixView<const double>(hg.data(), l, l, l, MemorySpace::Host), g.view());
+    b.synchronize();
+    if (rep == 1) ok(cudaProfilerStart(), "profiler start");
+    b.symmetric_eig(g.view(), w.view());
+    b.synchronize();
+    if (rep == 1) ok(cudaProfilerStop(), "profiler stop");
+  }
 }
 
 /// One Dsyevd of an l x l SPD matrix inside cudaProfilerStart/Stop (a warm-up call before).
@@ -489,7 +516,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool syevd_once = argc > 1 && std::string(argv[1]) == "syevd";
-  const int m = argc > 1 && !syevd_once ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
+  const bool eig_once = argc > 1 && std::string(argv[1]) == "eig";
+  const int m = argc > 1 && !syevd_once && !eig_once ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
+  if (eig_once) {
+    auto b = make_backend(BackendKind::Cuda);
+    profile_one_library_eig(*b, l);
+    return 0;
+  }
   ok(cudaStreamCreate(&g_stream), "stream");
   cublasHandle_t blas;
   cusolverDnHandle_t sol;

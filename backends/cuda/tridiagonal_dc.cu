@@ -32,22 +32,24 @@ __global__ void __launch_bounds__(kMergeThreads) deflate_kernel(dc::Level L) {
 
 __global__ void __launch_bounds__(kItemThreads) root_kernel(dc::Level L) {
   __shared__ double red[kItemThreads];
-  dc::root(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red);
+  extern __shared__ double sh[];
+  dc::root(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
 }
 
 __global__ void __launch_bounds__(kItemThreads) weight_kernel(dc::Level L) {
   __shared__ double red[kItemThreads];
-  dc::weight_and_rank(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red);
+  extern __shared__ double sh[];
+  dc::weight_and_rank(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
 }
 
 __global__ void __launch_bounds__(kItemThreads) column_kernel(dc::Level L, int* status) {
   __shared__ double red[kItemThreads];
-  extern __shared__ double col[];
+  extern __shared__ double sh[];
   const int s = dc::merge_of(L, blockIdx.y).s;
   if (static_cast<int>(blockIdx.x) >= s) return;
-  dc::column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, col);
+  dc::column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
   for (int t = threadIdx.x; t < s; t += blockDim.x)
-    if (!(fabs(col[t]) <= DBL_MAX)) *status = 2;
+    if (!(fabs(sh[t]) <= DBL_MAX)) *status = 2;
 }
 
 __global__ void values_kernel(const double* dval, const int* exponent, int n, double* w, index_t incw) {
@@ -110,13 +112,14 @@ void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t 
     L.z = ws.z;
     const int merges = (n + 2 * half - 1) / (2 * half), items = std::min(2 * half, n);
     const dim3 grid(items, merges);
-    deflate_kernel<<<merges, kMergeThreads, 2 * items * sizeof(double), s>>>(L);
+    const std::size_t item = items * sizeof(double);
+    deflate_kernel<<<merges, kMergeThreads, dc::deflate_smem_bytes(items), s>>>(L);
     RANDNLA_CUDA_LAUNCH("divide and conquer: deflation");
-    root_kernel<<<grid, kItemThreads, 0, s>>>(L);
+    root_kernel<<<grid, kItemThreads, 2 * item, s>>>(L);
     RANDNLA_CUDA_LAUNCH("divide and conquer: roots");
-    weight_kernel<<<grid, kItemThreads, 0, s>>>(L);
+    weight_kernel<<<grid, kItemThreads, 4 * item, s>>>(L);
     RANDNLA_CUDA_LAUNCH("divide and conquer: weights");
-    column_kernel<<<grid, kItemThreads, items * sizeof(double), s>>>(L, ws.status);
+    column_kernel<<<grid, kItemThreads, 3 * item, s>>>(L, ws.status);
     RANDNLA_CUDA_LAUNCH("divide and conquer: columns");
     dgemm(blas, n, ws.z, ws.u, ws.zn, n);
     std::swap(ws.z, ws.zn);

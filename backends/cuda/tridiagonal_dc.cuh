@@ -75,100 +75,120 @@ RANDNLA_HD double block_reduce(double v, double* red, int tid, int nth) {
   return r;
 }
 
-/// Sorts the children's eigenpairs by eigenvalue and deflates (dlaed2): one block per merge.
-/// sh: 2 s doubles.
+/// Shared memory of deflate for a merge of s rows.
+RANDNLA_HD int deflate_smem_bytes(int s) { return s * (6 * 8 + 5 * 4) + 16; }
+
+/// Sorts the children's eigenpairs by eigenvalue and deflates (dlaed2): one block per merge, its
+/// serial part on shared memory (sh: deflate_smem_bytes(s)), then written out by all threads.
 RANDNLA_HD void deflate(const Level& L, int b, int tid, int nth, double* sh) {
   const Merge g = merge_of(L, b);
+  const int n = g.s;
+  double *dc = sh, *zc = dc + n, *ds = zc + n, *zs = ds + n, *rc = zs + n, *rs = rc + n;
+  int *perm = reinterpret_cast<int*>(rs + n), *nd = perm + n, *df = nd + n, *rp = df + n, *rq = rp + n;
+  int* count = rq + n;
   const bool paired = g.m < L.n;
   const double e = paired ? L.e[g.m - 1] : 0.0;
-  double* dc = sh;
-  double* zc = sh + g.s;
-  for (int c = tid; c < g.s; c += nth) {
+  for (int c = tid; c < n; c += nth) {
     dc[c] = L.dval[g.o + c];
     const int row = c < g.s1 ? g.m - 1 : g.m;
     const double zr = paired ? L.z[row + static_cast<long>(g.o + c) * L.n] : 0.0;
     zc[c] = c < g.s1 || e >= 0 ? zr : -zr;
   }
   RANDNLA_SYNC();
-  for (int c = tid; c < g.s; c += nth) {
+  for (int c = tid; c < n; c += nth) {
     int r = 0;
-    for (int k = 0; k < g.s; ++k) r += dc[k] < dc[c] || (dc[k] == dc[c] && k < c);
-    L.perm[g.o + r] = c;
+    for (int k = 0; k < n; ++k) r += dc[k] < dc[c] || (dc[k] == dc[c] && k < c);
+    perm[r] = c;
   }
   RANDNLA_SYNC();
-  if (tid != 0) return;
   // z is two unit rows: rho z z^T = (2 rho) (z / sqrt 2)(z / sqrt 2)^T with ||z / sqrt 2|| = 1.
+  for (int t = tid; t < n; t += nth) {
+    ds[t] = dc[perm[t]];
+    zs[t] = zc[perm[t]] * 0.70710678118654752440;
+  }
+  RANDNLA_SYNC();
   const double rho = 2.0 * fabs(e);
-  double dmax = 0, zmax = 0;
-  double* ds = L.ds + g.o;
-  double* zs = L.zs + g.o;
-  for (int t = 0; t < g.s; ++t) {
-    const int c = L.perm[g.o + t];
-    ds[t] = dc[c];
-    zs[t] = zc[c] * 0.70710678118654752440;
-    dmax = fmax(dmax, fabs(ds[t]));
-    zmax = fmax(zmax, fabs(zs[t]));
-  }
-  const double tol = 8.0 * DBL_EPSILON * fmax(dmax, zmax);
-  int k = 0, d = 0, r = 0, pj = -1;
-  for (int t = 0; t < g.s; ++t) {
-    if (rho * fabs(zs[t]) <= tol) {
-      L.df[g.o + d++] = t;
-      continue;
+  if (tid == 0) {
+    double dmax = 0, zmax = 0;
+    for (int t = 0; t < n; ++t) {
+      dmax = fmax(dmax, fabs(ds[t]));
+      zmax = fmax(zmax, fabs(zs[t]));
     }
-    if (pj >= 0) {
-      const double tau = hypot(zs[t], zs[pj]), c = zs[t] / tau, s = -zs[pj] / tau, gap = ds[t] - ds[pj];
-      if (fabs(gap * c * s) <= tol) {  // close poles: rotate z_pj into z_t and deflate pj
-        zs[t] = tau;
-        zs[pj] = 0;
-        L.rp[g.o + r] = pj;
-        L.rq[g.o + r] = t;
-        L.rc[g.o + r] = c;
-        L.rs[g.o + r] = s;
-        ++r;
-        const double dp = ds[pj] * c * c + ds[t] * s * s;
-        ds[t] = ds[pj] * s * s + ds[t] * c * c;
-        ds[pj] = dp;
-        L.df[g.o + d++] = pj;
-      } else {
-        L.nd[g.o + k++] = pj;
+    const double tol = 8.0 * DBL_EPSILON * fmax(dmax, zmax);
+    int k = 0, d = 0, r = 0, pj = -1;
+    for (int t = 0; t < n; ++t) {
+      if (rho * fabs(zs[t]) <= tol) {
+        df[d++] = t;
+        continue;
       }
+      if (pj >= 0) {
+        const double tau = hypot(zs[t], zs[pj]), c = zs[t] / tau, s = -zs[pj] / tau, gap = ds[t] - ds[pj];
+        if (fabs(gap * c * s) <= tol) {  // close poles: rotate z_pj into z_t and deflate pj
+          zs[t] = tau;
+          zs[pj] = 0;
+          rp[r] = pj, rq[r] = t, rc[r] = c, rs[r] = s;
+          ++r;
+          const double dp = ds[pj] * c * c + ds[t] * s * s;
+          ds[t] = ds[pj] * s * s + ds[t] * c * c;
+          ds[pj] = dp;
+          df[d++] = pj;
+        } else {
+          nd[k++] = pj;
+        }
+      }
+      pj = t;
     }
-    pj = t;
+    if (pj >= 0) nd[k++] = pj;
+    count[0] = k, count[1] = r;
+    L.kcount[b] = k;
+    L.rcount[b] = r;
+    L.rho[b] = rho;
   }
-  if (pj >= 0) L.nd[g.o + k++] = pj;
-  L.kcount[b] = k;
-  L.rcount[b] = r;
-  L.rho[b] = rho;
+  RANDNLA_SYNC();
+  const int k = count[0], r = count[1];
+  for (int t = tid; t < n; t += nth) {
+    L.ds[g.o + t] = ds[t];
+    L.zs[g.o + t] = zs[t];
+    L.perm[g.o + t] = perm[t];
+    if (t < k) L.nd[g.o + t] = nd[t];
+    if (t < n - k) L.df[g.o + t] = df[t];
+    if (t < r) L.rp[g.o + t] = rp[t], L.rq[g.o + t] = rq[t], L.rc[g.o + t] = rc[t], L.rs[g.o + t] = rs[t];
+  }
+}
+
+/// dst[i] := src[nd[i]] for the merge's k non-deflated positions.
+RANDNLA_HD void gather(const double* src, const int* nd, int k, double* dst, int tid, int nth) {
+  for (int i = tid; i < k; i += nth) dst[i] = src[nd[i]];
 }
 
 /// f(mu) = 1 + rho sum z_i^2 / ((d_i - d_org) - mu) and its derivative, summed by the block.
-RANDNLA_HD void secular(const Level& L, const Merge& g, int k, double rho, double dorg, double mu, int tid,
-                               int nth, double* red, double& f, double& df) {
+RANDNLA_HD void secular(const double* d, const double* z, int k, double rho, double dorg, double mu, int tid, int nth,
+                        double* red, double& f, double& df) {
   double s = 0, s2 = 0;
   for (int i = tid; i < k; i += nth) {
-    const int t = L.nd[g.o + i];
-    const double zi = L.zs[g.o + t], q = zi / ((L.ds[g.o + t] - dorg) - mu);
-    s += zi * q;
+    const double q = z[i] / ((d[i] - dorg) - mu);
+    s += z[i] * q;
     s2 += q * q;
   }
   f = 1.0 + rho * block_reduce<false>(s, red, tid, nth);
   df = rho * block_reduce<false>(s2, red, tid, nth);
 }
 
-/// Root j of the merge's secular equation (dlaed4's job): one block per root.
-RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red) {
+/// Root j of the merge's secular equation (dlaed4's job): one block per root; sh: 2 s doubles.
+RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
   const int k = L.kcount[b];
   if (j >= k) return;
   const double rho = L.rho[b];
-  const double* ds = L.ds + g.o;
-  const int* nd = L.nd + g.o;
+  double *d = sh, *z = sh + k;
+  gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
+  gather(L.zs + g.o, L.nd + g.o, k, z, tid, nth);
+  RANDNLA_SYNC();
   int org = j;
   double lo = 0, hi, f, df;
   if (j < k - 1) {
-    const double gap = ds[nd[j + 1]] - ds[nd[j]];
-    secular(L, g, k, rho, ds[nd[j]], 0.5 * gap, tid, nth, red, f, df);
+    const double gap = d[j + 1] - d[j];
+    secular(d, z, k, rho, d[j], 0.5 * gap, tid, nth, red, f, df);
     hi = 0.5 * gap;
     if (f < 0) {  // the root lies in the upper half: measure it from the upper pole
       org = j + 1;
@@ -177,14 +197,14 @@ RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red
     }
   } else {
     double s = 0;
-    for (int i = tid; i < k; i += nth) s += L.zs[g.o + L.nd[g.o + i]] * L.zs[g.o + L.nd[g.o + i]];
+    for (int i = tid; i < k; i += nth) s += z[i] * z[i];
     hi = rho * block_reduce<false>(s, red, tid, nth);
   }
-  const double dorg = ds[nd[org]];
+  const double dorg = d[org];
   // Newton safeguarded by bisection (the bracket keeps f(lo) < 0 < f(hi)).
   double mu = 0.5 * (lo + hi), dxold = hi - lo, dx = dxold;
   for (int it = 0; it < 200; ++it) {
-    secular(L, g, k, rho, dorg, mu, tid, nth, red, f, df);
+    secular(d, z, k, rho, dorg, mu, tid, nth, red, f, df);
     if (f == 0) break;
     if (f < 0) lo = mu; else hi = mu;
     if (((mu - hi) * df - f) * ((mu - lo) * df - f) > 0 || fabs(2.0 * f) > fabs(dxold * df)) {
@@ -204,61 +224,73 @@ RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red
   }
 }
 
-/// d_i - lambda_j, exact where pole i is root j's origin or near it.
-RANDNLA_HD double pole_minus_root(const Level& L, const Merge& g, int i, int j) {
-  const double di = L.ds[g.o + L.nd[g.o + i]], dorg = L.ds[g.o + L.nd[g.o + L.org[g.o + j]]];
-  return (di - dorg) - L.mu[g.o + j];
+/// The merge's non-deflated poles d (k), each root's origin pole dorg and offset mu (k), and all
+/// s eigenvalues val, in shared memory (4 s doubles).
+struct Staged {
+  double *d, *dorg, *mu, *val;
+};
+
+RANDNLA_HD Staged stage_roots(const Level& L, const Merge& g, int k, int tid, int nth, double* sh) {
+  Staged st{sh, sh + k, sh + 2 * k, sh + 3 * k};
+  gather(L.ds + g.o, L.nd + g.o, k, st.d, tid, nth);
+  for (int j = tid; j < k; j += nth) st.mu[j] = L.mu[g.o + j];
+  RANDNLA_SYNC();
+  for (int j = tid; j < k; j += nth) st.dorg[j] = st.d[L.org[g.o + j]];
+  RANDNLA_SYNC();
+  for (int y = tid; y < g.s; y += nth) st.val[y] = y < k ? st.dorg[y] + st.mu[y] : L.ds[g.o + L.df[g.o + y - k]];
+  RANDNLA_SYNC();
+  return st;
 }
 
-RANDNLA_HD double eigenvalue(const Level& L, const Merge& g, int k, int x) {
-  if (x < k) return L.ds[g.o + L.nd[g.o + L.org[g.o + x]]] + L.mu[g.o + x];
-  return L.ds[g.o + L.df[g.o + x - k]];
-}
-
-/// Item x of a merge (one block each): Gu and Eisenstat's z_x when x is a root (dlaed3), and the
-/// eigenpair's rank among the merge's eigenvalues, which becomes its column.
-RANDNLA_HD void weight_and_rank(const Level& L, int b, int x, int tid, int nth, double* red) {
+/// Item x of a merge (one block each; sh: 4 s doubles): Gu and Eisenstat's z_x when x is a root
+/// (dlaed3), and the eigenpair's rank among the merge's eigenvalues, which becomes its column.
+RANDNLA_HD void weight_and_rank(const Level& L, int b, int x, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
   if (x >= g.s) return;
   const int k = L.kcount[b];
+  const Staged st = stage_roots(L, g, k, tid, nth, sh);
   if (x < k) {
     double w = 1;
     for (int j = tid; j < k; j += nth) {
-      const double num = pole_minus_root(L, g, x, j);
-      w *= j == x ? num : num / (L.ds[g.o + L.nd[g.o + x]] - L.ds[g.o + L.nd[g.o + j]]);
+      const double num = (st.d[x] - st.dorg[j]) - st.mu[j];  // d_x - lambda_j, exact near its origin
+      w *= j == x ? num : num / (st.d[x] - st.d[j]);
     }
     w = block_reduce<true>(w, red, tid, nth);
     if (tid == 0) L.zhat[g.o + x] = copysign(sqrt(fmax(-w, 0.0)), L.zs[g.o + L.nd[g.o + x]]);
   }
-  const double v = eigenvalue(L, g, k, x);
   double below = 0;
-  for (int y = tid; y < g.s; y += nth) {
-    const double w = eigenvalue(L, g, k, y);
-    below += w < v || (w == v && y < x);
-  }
+  for (int y = tid; y < g.s; y += nth) below += st.val[y] < st.val[x] || (st.val[y] == st.val[x] && y < x);
   below = block_reduce<false>(below, red, tid, nth);
   if (tid == 0) L.pos[g.o + x] = static_cast<int>(below);
 }
 
-/// Column x of the merge's block of U (one block each; col: s doubles): the eigenvector of
+/// Column x of the merge's block of U (one block each; sh: 3 s doubles): the eigenvector of
 /// D + rho z z^T in the sorted, rotated basis, rotated back and scattered to the children's order.
-RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* red, double* col) {
+RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
   if (x >= g.s) return;
   const int k = L.kcount[b];
+  double *col = sh, *d = sh + g.s, *zhat = d + k;
   for (int t = tid; t < g.s; t += nth) col[t] = 0;
+  gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
+  for (int i = tid; i < k; i += nth) zhat[i] = L.zhat[g.o + i];
   RANDNLA_SYNC();
+  double lambda;
   if (x < k) {
+    const double dorg = d[L.org[g.o + x]], mu = L.mu[g.o + x];
+    lambda = dorg + mu;
     double ss = 0;
     for (int i = tid; i < k; i += nth) {
-      const double v = L.zhat[g.o + i] / pole_minus_root(L, g, i, x);
+      const double v = zhat[i] / ((d[i] - dorg) - mu);
       col[L.nd[g.o + i]] = v;
       ss += v * v;
     }
     const double scale = 1.0 / sqrt(block_reduce<false>(ss, red, tid, nth));
     for (int i = tid; i < k; i += nth) col[L.nd[g.o + i]] *= scale;
-  } else if (tid == 0) {
-    col[L.df[g.o + x - k]] = 1;
+  } else {
+    const int t = L.df[g.o + x - k];
+    lambda = L.ds[g.o + t];
+    if (tid == 0) col[t] = 1;
   }
   RANDNLA_SYNC();
   if (tid == 0) {
@@ -272,7 +304,7 @@ RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* r
   RANDNLA_SYNC();
   const long j = g.o + L.pos[g.o + x];
   for (int t = tid; t < g.s; t += nth) L.u[(g.o + L.perm[g.o + t]) + j * L.n] = col[t];
-  if (tid == 0) L.dval[j] = eigenvalue(L, g, k, x);
+  if (tid == 0) L.dval[j] = lambda;
 }
 
 }  // namespace dc

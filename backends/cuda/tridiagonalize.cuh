@@ -2,9 +2,9 @@
 // form, G = Q T Q^T (LAPACK dsytd2 with Q accumulated, Golub & Van Loan Alg. 8.3.1), for a
 // thread-block cluster whose blocks each hold a slice of rows of G and of Q in shared memory
 // (tridiagonalize_sm90.cu). A step is three phases separated by cluster barriers: the owner of
-// row j forms the reflector (I - tau v v^T); every block computes p = tau G v for its rows and
-// updates its rows of Q := Q (I - tau v v^T); every block gathers w = p - (tau/2)(p^T v) v and
-// updates its rows of G := G - v w^T - w v^T. The symmetric matrix is stored whole, so G v is a
+// row j forms the reflector (I - tau v v^T); every block computes p = tau G v for its rows;
+// every block gathers w = p - (tau/2)(p^T v) v and updates its rows of G := G - v w^T - w v^T and
+// of Q := Q (I - tau v v^T). The symmetric matrix is stored whole, so G v is a
 // dot product per row and no block needs another's rows of G.
 #pragma once
 
@@ -122,7 +122,7 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, doub
 }
 
 /// Phase 2 (every block; owner_v: the owner's v): p_i = tau (G v)_i for the block's rows below j,
-/// its share of p^T v in scal[kPartial], and Q := Q (I - tau v v^T) on its rows of Q.
+/// and its share of p^T v in scal[kPartial].
 RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_v, const Team& t) {
   if (owner_v != P.v)
     for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.v[c] = owner_v[c];
@@ -139,32 +139,34 @@ RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const
       partial += pi * P.v[i];
     }
   }
-  for (int i = s.r0 + t.warp(); i < s.r1; i += t.warps()) {
-    double* row = P.q + static_cast<long>(i - s.r0) * s.n;
-    double x = 0;
-    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
-    const double f = tau * warp_sum(x);
-    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= f * P.v[c];
-  }
   partial = block_sum(partial, P.red, t);
   if (t.tid == 0) P.scal[Panel::kPartial] = partial;
 }
 
 /// Phase 3 (every block): w = p - (tau/2)(p^T v) v from every block's p and partial sums
-/// (remote(r): block r's panel), then G := G - v w^T - w v^T on the block's rows below j.
+/// (remote(r): block r's panel), then G := G - v w^T - w v^T on the block's rows below j and
+/// Q := Q (I - tau v v^T) on its rows of Q, the two row lists shared out over the warps together.
 template <class Remote>
-RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote,
-                              const Team& t) {
+RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote, const Team& t) {
   double pv = 0;
-  for (int r = 0; r < blocks; ++r) pv += remote(r).scal[Panel::kPartial];
-  const double alpha = -0.5 * tau * pv;
+  for (int r = t.lane(); r < blocks; r += t.lanes) pv += remote(r).scal[Panel::kPartial];
+  const double alpha = -0.5 * tau * warp_sum(pv);
   for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.w[c] = remote(c / s.rows).p[c % s.rows] + alpha * P.v[c];
   RANDNLA_SYNC();
-  const int first = s.r0 > j + 1 ? s.r0 : j + 1;
-  for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
-    double* row = P.a + static_cast<long>(i - s.r0) * s.n;
-    const double vi = P.v[i], wi = P.w[i];
-    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= vi * P.w[c] + wi * P.v[c];
+  const int first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
+  for (int item = t.warp(); item < rows_g + (s.r1 - s.r0); item += t.warps()) {
+    if (item < rows_g) {
+      const int i = first + item;
+      double* row = P.a + static_cast<long>(i - s.r0) * s.n;
+      const double vi = P.v[i], wi = P.w[i];
+      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= vi * P.w[c] + wi * P.v[c];
+    } else {
+      double* row = P.q + static_cast<long>(item - rows_g) * s.n;
+      double x = 0;
+      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
+      const double f = tau * warp_sum(x);
+      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= f * P.v[c];
+    }
   }
   RANDNLA_SYNC();
 }
