@@ -18,10 +18,11 @@ namespace {
 constexpr int kMergeThreads = 256;  // deflation: one block per merge
 constexpr int kItemThreads = 32;    // roots, weights and columns: one block each
 
+/// The 1 x 1 leaves: d_i less |e| on both sides, eigenvector e_i (z zeroed by the caller).
 __global__ void leaves_kernel(const double* d, const double* e, int n, double* dval, double* z) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     dval[i] = d[i] - (i > 0 ? fabs(e[i - 1]) : 0.0) - (i < n - 1 ? fabs(e[i]) : 0.0);
-    for (int r = 0; r < n; ++r) z[r + static_cast<long>(i) * n] = r == i ? 1.0 : 0.0;
+    z[i + static_cast<long>(i) * n] = 1.0;
   }
 }
 
@@ -103,9 +104,10 @@ void dgemm(cublasHandle_t blas, int n, const double* a, const double* b, double*
 
 /// Z := the eigenvectors of the tridiagonal matrix (d, e) (ws.z), ws.dval := its eigenvalues, ascending.
 void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t s) {
+  RANDNLA_CUDA(cudaMemsetAsync(ws.z, 0, sizeof(double) * n * n, s));
+  RANDNLA_CUDA(cudaMemsetAsync(ws.u, 0, sizeof(double) * n * n, s));
   leaves_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.d, ws.e, n, ws.dval, ws.z);
   RANDNLA_CUDA_LAUNCH("tridiagonal leaves");
-  RANDNLA_CUDA(cudaMemsetAsync(ws.u, 0, sizeof(double) * n * n, s));
   for (int half = 1; half < n; half *= 2) {
     dc::Level L = ws.level;
     L.half = half;

@@ -64,6 +64,15 @@ RANDNLA_HD Merge merge_of(const Level& L, int b) {
 /// The block's sum (or product) of one value per thread; red holds nth doubles, nth a power of 2.
 template <bool Product>
 RANDNLA_HD double block_reduce(double v, double* red, int tid, int nth) {
+#ifdef __CUDA_ARCH__
+  if (nth == 32) {  // one warp: no shared memory, no barrier
+    for (int o = 16; o > 0; o /= 2) {
+      const double u = __shfl_xor_sync(0xffffffffu, v, o);
+      v = Product ? v * u : v + u;
+    }
+    return v;
+  }
+#endif
   red[tid] = v;
   RANDNLA_SYNC();
   for (int w = nth / 2; w > 0; w /= 2) {
@@ -161,11 +170,13 @@ RANDNLA_HD void gather(const double* src, const int* nd, int k, double* dst, int
   for (int i = tid; i < k; i += nth) dst[i] = src[nd[i]];
 }
 
-/// f(mu) = 1 + rho sum z_i^2 / ((d_i - d_org) - mu) and its derivative, summed by the block.
+/// f(mu) = 1 + rho sum z_i^2 / ((d_i - d_org) - mu) and its derivative, summed by the block,
+/// without the term of pole `skip`.
 RANDNLA_HD void secular(const double* d, const double* z, int k, double rho, double dorg, double mu, int tid, int nth,
-                        double* red, double& f, double& df) {
+                        double* red, double& f, double& df, int skip = -1) {
   double s = 0, s2 = 0;
   for (int i = tid; i < k; i += nth) {
+    if (i == skip) continue;
     const double q = z[i] / ((d[i] - dorg) - mu);
     s += z[i] * q;
     s2 += q * q;
@@ -201,8 +212,12 @@ RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red
     hi = rho * block_reduce<false>(s, red, tid, nth);
   }
   const double dorg = d[org];
+  // Start where the origin's pole term balances the others frozen at mu = 0: mu = rho z_o^2 / c
+  // (a root near its pole, where bisection from the middle would take many halvings).
+  secular(d, z, k, rho, dorg, 0.0, tid, nth, red, f, df, org);
+  const double guess = rho * z[org] * z[org] / f;
+  double mu = guess > lo && guess < hi ? guess : 0.5 * (lo + hi), dxold = hi - lo, dx = dxold;
   // Newton safeguarded by bisection (the bracket keeps f(lo) < 0 < f(hi)).
-  double mu = 0.5 * (lo + hi), dxold = hi - lo, dx = dxold;
   for (int it = 0; it < 200; ++it) {
     secular(d, z, k, rho, dorg, mu, tid, nth, red, f, df);
     if (f == 0) break;

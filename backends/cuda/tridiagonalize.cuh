@@ -16,27 +16,47 @@ namespace randnla {
 namespace cuda {
 namespace tri {
 
-/// One block's slice of shared memory: rows [r0, r0 + rows) of G and Q (row-major, n columns),
-/// the reflector v, the gathered w, the block's entries of p, and scalars.
+/// A block's rows: [r0, r1) of the n, stored with an even row stride ld (the pairs of doubles the
+/// loops read: column n of the padding and entries left of column j + 1 meet zeros in v and w);
+/// 2^shift >= rows slots per block index the gather of p.
+struct Slice {
+  int n, ld, rows, shift, rank, r0, r1;
+};
+
+RANDNLA_HD Slice slice(int n, int rows, int rank) {
+  Slice s;
+  s.n = n;
+  s.ld = n + (n & 1);
+  s.rows = rows;
+  s.shift = 0;
+  while ((1 << s.shift) < rows) ++s.shift;
+  s.rank = rank;
+  s.r0 = rank * rows < n ? rank * rows : n;
+  s.r1 = s.r0 + rows < n ? s.r0 + rows : n;
+  return s;
+}
+
+/// One block's slice of shared memory: its rows of G and Q (row-major, stride ld), the reflector
+/// v, the gathered w, the block's entries of p, and scalars.
 struct Panel {
   double *a, *q, *v, *w, *p, *scal, *red;
   enum { kTau = 0, kPartial = 1, kMax = 2, kScale = 3, kScalars = 4 };
 };
 
-RANDNLA_HD Panel panel(double* base, int n, int rows) {
-  Panel s;
-  s.a = base;
-  s.q = s.a + static_cast<long>(rows) * n;
-  s.v = s.q + static_cast<long>(rows) * n;
-  s.w = s.v + n;
-  s.p = s.w + n;
-  s.scal = s.p + rows;
-  s.red = s.scal + Panel::kScalars;
-  return s;
+RANDNLA_HD Panel panel(double* base, const Slice& s) {
+  Panel P;
+  P.a = base;
+  P.q = P.a + static_cast<long>(s.rows) * s.ld;
+  P.v = P.q + static_cast<long>(s.rows) * s.ld;
+  P.w = P.v + s.ld;
+  P.p = P.w + s.ld;
+  P.scal = P.p + s.rows;
+  P.red = P.scal + Panel::kScalars;
+  return P;
 }
 
 /// Doubles of shared memory per block (the reduction space: one per warp).
-inline long panel_doubles(int n, int rows) { return 2L * rows * n + 2L * n + rows + Panel::kScalars + 32; }
+inline long panel_doubles(const Slice& s) { return 2L * s.rows * s.ld + 2L * s.ld + s.rows + Panel::kScalars + 32; }
 
 RANDNLA_HD double warp_sum(double x) {
 #ifdef __CUDA_ARCH__
@@ -58,29 +78,49 @@ RANDNLA_HD double block_sum(double x, double* red, const Team& t) {
   if (t.lane() == 0) red[t.warp()] = x;
   RANDNLA_SYNC();
   double s = 0;
-  for (int i = 0; i < t.warps(); ++i) s += red[i];
+  for (int i = t.lane(); i < t.warps(); i += t.lanes) s += red[i];
+  s = warp_sum(s);
   RANDNLA_SYNC();
   return s;
 }
 
-struct Slice {
-  int n, rows, rank, r0, r1;  ///< this block's rows are [r0, r1)
-};
+/// sum over c in [c0, ld) of x[c] y[c], c0 even, by the lanes of a warp in pairs of doubles.
+RANDNLA_HD double dot_pairs(const double* x, const double* y, int c0, int ld, const Team& t) {
+  double s = 0;
+  for (int c = c0 + 2 * t.lane(); c < ld; c += 2 * t.lanes) {
+    const double2 a = *reinterpret_cast<const double2*>(x + c), b = *reinterpret_cast<const double2*>(y + c);
+    s += a.x * b.x + a.y * b.y;
+  }
+  return warp_sum(s);
+}
+
+/// x[c] -= f y[c] + g z[c] for c in [c0, ld), c0 even, by the lanes of a warp in pairs.
+RANDNLA_HD void axpy_pairs(double* x, double f, const double* y, double g, const double* z, int c0, int ld,
+                           const Team& t) {
+  for (int c = c0 + 2 * t.lane(); c < ld; c += 2 * t.lanes) {
+    double2 a = *reinterpret_cast<double2*>(x + c);
+    const double2 b = *reinterpret_cast<const double2*>(y + c), d = *reinterpret_cast<const double2*>(z + c);
+    a.x -= f * b.x + g * d.x;
+    a.y -= f * b.y + g * d.y;
+    *reinterpret_cast<double2*>(x + c) = a;
+  }
+}
 
 /// max(a, b) that keeps a NaN from either side.
 RANDNLA_HD double nan_max(double a, double b) { return a != a || b <= a ? a : b; }
 
-/// Loads the block's rows of G (upper triangle mirrored) and of Q = I; returns max |g_ij| over the
-/// block's rows (NaN if one is NaN).
+/// Loads the block's rows of G (upper triangle mirrored) and of Q = I, zeroes the padding and v
+/// and w; returns max |g_ij| over the block's rows (NaN if one is NaN).
 RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg, const Team& t) {
   double mx = 0;
-  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.n; idx += t.nth) {
-    const int i = s.r0 + static_cast<int>(idx / s.n), c = static_cast<int>(idx % s.n);
-    const double x = i <= c ? g[i + c * ldg] : g[c + i * ldg];
+  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.ld; idx += t.nth) {
+    const int i = s.r0 + static_cast<int>(idx / s.ld), c = static_cast<int>(idx % s.ld);
+    const double x = c >= s.n ? 0.0 : i <= c ? g[i + c * ldg] : g[c + i * ldg];
     P.a[idx] = x;
     P.q[idx] = i == c ? 1.0 : 0.0;
     mx = nan_max(mx, fabs(x));
   }
+  for (int c = t.tid; c < s.ld; c += t.nth) P.v[c] = P.w[c] = 0;
 #ifdef __CUDA_ARCH__
   for (int o = 16; o > 0; o /= 2) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
 #endif
@@ -93,13 +133,13 @@ RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg
 }
 
 RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team& t) {
-  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.n; idx += t.nth) P.a[idx] *= f;
+  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.ld; idx += t.nth) P.a[idx] *= f;
   RANDNLA_SYNC();
 }
 
-/// Phase 1 (the owner of row j): the reflector that zeroes G(j, j+2:n), d_j and e_j.
+/// Phase 1 (the owner of row j): the reflector that zeroes G(j, j+2:n), d_j and e_j; v[j] := 0.
 RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, double* e, const Team& t) {
-  const double* row = P.a + static_cast<long>(j - s.r0) * s.n;
+  const double* row = P.a + static_cast<long>(j - s.r0) * s.ld;
   double ss = 0;
   for (int c = j + 2 + t.tid; c < s.n; c += t.nth) ss += row[c] * row[c];
   const double sigma2 = block_sum(ss, P.red, t), alpha = row[j + 1];
@@ -117,23 +157,21 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, doub
   }
   RANDNLA_SYNC();
   const double scale = P.scal[Panel::kScale];
-  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.v[c] = c == j + 1 ? 1.0 : row[c] * scale;
+  for (int c = j + t.tid; c < s.n; c += t.nth) P.v[c] = c == j ? 0.0 : c == j + 1 ? 1.0 : row[c] * scale;
   RANDNLA_SYNC();
 }
 
 /// Phase 2 (every block; owner_v: the owner's v): p_i = tau (G v)_i for the block's rows below j,
 /// and its share of p^T v in scal[kPartial].
 RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_v, const Team& t) {
+  const int c0 = j & ~1;
   if (owner_v != P.v)
-    for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.v[c] = owner_v[c];
+    for (int c = c0 + t.tid; c < s.n; c += t.nth) P.v[c] = c <= j ? 0.0 : owner_v[c];
   RANDNLA_SYNC();
   const int first = s.r0 > j + 1 ? s.r0 : j + 1;
   double partial = 0;
   for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
-    const double* row = P.a + static_cast<long>(i - s.r0) * s.n;
-    double x = 0;
-    for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
-    const double pi = tau * warp_sum(x);
+    const double pi = tau * dot_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v, c0, s.ld, t);
     if (t.lane() == 0) {
       P.p[i - s.r0] = pi;
       partial += pi * P.v[i];
@@ -151,21 +189,20 @@ RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int bl
   double pv = 0;
   for (int r = t.lane(); r < blocks; r += t.lanes) pv += remote(r).scal[Panel::kPartial];
   const double alpha = -0.5 * tau * warp_sum(pv);
-  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) P.w[c] = remote(c / s.rows).p[c % s.rows] + alpha * P.v[c];
+  for (int idx = t.tid; idx < blocks << s.shift; idx += t.nth) {
+    const int r = idx >> s.shift, i = idx & ((1 << s.shift) - 1), c = r * s.rows + i;
+    if (i < s.rows && c > j && c < s.n) P.w[c] = remote(r).p[i] + alpha * P.v[c];
+  }
+  if (t.tid == 0) P.w[j] = 0;
   RANDNLA_SYNC();
-  const int first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
+  const int c0 = j & ~1, first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
   for (int item = t.warp(); item < rows_g + (s.r1 - s.r0); item += t.warps()) {
     if (item < rows_g) {
       const int i = first + item;
-      double* row = P.a + static_cast<long>(i - s.r0) * s.n;
-      const double vi = P.v[i], wi = P.w[i];
-      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= vi * P.w[c] + wi * P.v[c];
+      axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
     } else {
-      double* row = P.q + static_cast<long>(item - rows_g) * s.n;
-      double x = 0;
-      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) x += row[c] * P.v[c];
-      const double f = tau * warp_sum(x);
-      for (int c = j + 1 + t.lane(); c < s.n; c += t.lanes) row[c] -= f * P.v[c];
+      double* row = P.q + static_cast<long>(item - rows_g) * s.ld;
+      axpy_pairs(row, tau * dot_pairs(row, P.v, c0, s.ld, t), P.v, 0.0, P.v, c0, s.ld, t);
     }
   }
   RANDNLA_SYNC();
@@ -176,14 +213,14 @@ RANDNLA_HD void finish(const Slice& s, const Panel& P, double* d, double* e, dou
   const int n = s.n;
   if (t.tid == 0) {
     if (n - 2 >= s.r0 && n - 2 < s.r1) {
-      d[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * n + n - 2];
-      e[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * n + n - 1];
+      d[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * s.ld + n - 2];
+      e[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * s.ld + n - 1];
     }
-    if (n - 1 >= s.r0 && n - 1 < s.r1) d[n - 1] = P.a[static_cast<long>(n - 1 - s.r0) * n + n - 1];
+    if (n - 1 >= s.r0 && n - 1 < s.r1) d[n - 1] = P.a[static_cast<long>(n - 1 - s.r0) * s.ld + n - 1];
   }
   for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * n; idx += t.nth) {
     const int i = s.r0 + static_cast<int>(idx / n), c = static_cast<int>(idx % n);
-    q[i + c * ldq] = P.q[idx];
+    q[i + c * ldq] = P.q[static_cast<long>(i - s.r0) * s.ld + c];
   }
 }
 

@@ -28,10 +28,10 @@ __global__ void __launch_bounds__(kThreads)
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank()), blocks = static_cast<int>(cluster.num_blocks());
   extern __shared__ double sh[];
-  const Panel P = tri::panel(sh, n, rows);
-  const tri::Slice s{n, rows, rank, min(n, rank * rows), min(n, (rank + 1) * rows)};
+  const tri::Slice s = tri::slice(n, rows, rank);
+  const Panel P = tri::panel(sh, s);
   const tri::Team t{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), 32};
-  auto remote = [&](int r) { return tri::panel(cluster.map_shared_rank(sh, r), n, rows); };
+  auto remote = [&](int r) { return tri::panel(cluster.map_shared_rank(sh, r), s); };
 
   const double m = tri::load(s, P, g, ldg, t);
   if (t.tid == 0) P.scal[Panel::kMax] = m;
@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(kThreads)
   if (finite && mx > 0) frexp(mx, &ex);
   tri::scale_rows(s, P, ldexp(1.0, -ex), t);
 
-  for (int j = 0; j < n - 2; ++j) {
-    const int owner = j / rows;
+  for (int j = 0, owner = 0; j < n - 2; ++j) {
+    if (j >= (owner + 1) * rows) ++owner;
     if (rank == owner) tri::reflector(s, P, j, d, e, t);
     cluster.sync();
     const Panel O = remote(owner);
@@ -62,7 +62,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 int rows_per_block(int n, int cluster) { return (n + cluster - 1) / cluster; }
-std::size_t smem_bytes(int n, int cluster) { return tri::panel_doubles(n, rows_per_block(n, cluster)) * sizeof(double); }
+std::size_t smem_bytes(int n, int cluster) {
+  return tri::panel_doubles(tri::slice(n, rows_per_block(n, cluster), 0)) * sizeof(double);
+}
 
 int optin_smem(int device) {
   int bytes = 0;
