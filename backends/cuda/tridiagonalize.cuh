@@ -1,11 +1,12 @@
 // The phases of one Householder step of the reduction of a symmetric FP64 matrix to tridiagonal
 // form, G = Q T Q^T (LAPACK dsytd2 with Q accumulated, Golub & Van Loan Alg. 8.3.1), for a
 // thread-block cluster whose blocks each hold a slice of rows of G and of Q in shared memory
-// (tridiagonalize_sm90.cu). A step is three phases separated by cluster barriers: the owner of
-// row j forms the reflector (I - tau v v^T); every block computes p = tau G v for its rows;
-// every block gathers w = p - (tau/2)(p^T v) v and updates its rows of G := G - v w^T - w v^T and
-// of Q := Q (I - tau v v^T). The symmetric matrix is stored whole, so G v is a
-// dot product per row and no block needs another's rows of G.
+// (tridiagonalize_sm90.cu). In step j every block copies the reflector (I - tau v v^T) that the
+// owner of row j published and computes p = tau G v for its rows; after the step's one cluster
+// barrier every block gathers w = p - (tau/2)(p^T v) v and updates its rows of G := G - v w^T -
+// w v^T and of Q := Q (I - tau v v^T). The owner of row j + 1 updates that row first and
+// publishes the next reflector while the others update, so that the next step need not wait for
+// a second barrier. The symmetric matrix is stored whole: G v is a dot product per row.
 #pragma once
 
 #include <cmath>
@@ -37,26 +38,32 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
 }
 
 /// One block's slice of shared memory: its rows of G and Q (row-major, stride ld), the reflector
-/// v, the gathered w, the block's entries of p, and scalars.
+/// it publishes (vpub, tau) when it owns row j, the local copy v of the step's reflector, the
+/// gathered w, its entries of p and partial sums of p^T v (two buffers, by the step's parity), d
+/// and e of its rows, and scalars (scal[kFlag]: the steps published, read through a release/acquire
+/// pair).
 struct Panel {
-  double *a, *q, *v, *w, *p, *scal, *red;
-  enum { kTau = 0, kPartial = 1, kMax = 2, kScale = 3, kScalars = 4 };
+  double *a, *q, *vpub, *v, *w, *p, *dl, *el, *scal, *red;
+  enum { kTau = 0, kPartial = 1 /* and 2 */, kMax = 3, kScale = 4, kFlag = 5, kScalars = 6 };
 };
 
 RANDNLA_HD Panel panel(double* base, const Slice& s) {
   Panel P;
   P.a = base;
   P.q = P.a + static_cast<long>(s.rows) * s.ld;
-  P.v = P.q + static_cast<long>(s.rows) * s.ld;
+  P.vpub = P.q + static_cast<long>(s.rows) * s.ld;
+  P.v = P.vpub + s.ld;
   P.w = P.v + s.ld;
   P.p = P.w + s.ld;
-  P.scal = P.p + s.rows;
+  P.dl = P.p + 2 * s.rows;
+  P.el = P.dl + s.rows;
+  P.scal = P.el + s.rows;
   P.red = P.scal + Panel::kScalars;
   return P;
 }
 
 /// Doubles of shared memory per block (the reduction space: one per warp).
-inline long panel_doubles(const Slice& s) { return 2L * s.rows * s.ld + 2L * s.ld + s.rows + Panel::kScalars + 32; }
+inline long panel_doubles(const Slice& s) { return 2L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + Panel::kScalars + 32; }
 
 RANDNLA_HD double warp_sum(double x) {
 #ifdef __CUDA_ARCH__
@@ -120,7 +127,7 @@ RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg
     P.q[idx] = i == c ? 1.0 : 0.0;
     mx = nan_max(mx, fabs(x));
   }
-  for (int c = t.tid; c < s.ld; c += t.nth) P.v[c] = P.w[c] = 0;
+  for (int c = t.tid; c < s.ld; c += t.nth) P.vpub[c] = P.v[c] = P.w[c] = 0;
 #ifdef __CUDA_ARCH__
   for (int o = 16; o > 0; o /= 2) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
 #endif
@@ -137,8 +144,9 @@ RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team&
   RANDNLA_SYNC();
 }
 
-/// Phase 1 (the owner of row j): the reflector that zeroes G(j, j+2:n), d_j and e_j; v[j] := 0.
-RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, double* e, const Team& t) {
+/// The owner of row j: the reflector that zeroes G(j, j+2:n) into vpub and scal[kTau], with
+/// vpub[j] = 0, and d_j, e_j.
+RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, const Team& t) {
   const double* row = P.a + static_cast<long>(j - s.r0) * s.ld;
   double ss = 0;
   for (int c = j + 2 + t.tid; c < s.n; c += t.nth) ss += row[c] * row[c];
@@ -152,54 +160,67 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, double* d, doub
     }
     P.scal[Panel::kTau] = tau;
     P.scal[Panel::kScale] = scale;
-    d[j] = row[j];
-    e[j] = beta;
+    P.dl[j - s.r0] = row[j];
+    P.el[j - s.r0] = beta;
   }
   RANDNLA_SYNC();
   const double scale = P.scal[Panel::kScale];
-  for (int c = j + t.tid; c < s.n; c += t.nth) P.v[c] = c == j ? 0.0 : c == j + 1 ? 1.0 : row[c] * scale;
+  for (int c = j + t.tid; c < s.n; c += t.nth) P.vpub[c] = c == j ? 0.0 : c == j + 1 ? 1.0 : row[c] * scale;
   RANDNLA_SYNC();
 }
 
-/// Phase 2 (every block; owner_v: the owner's v): p_i = tau (G v)_i for the block's rows below j,
-/// and its share of p^T v in scal[kPartial].
-RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_v, const Team& t) {
+/// Every block (owner_vpub: the owner's published reflector): v := it, p_i = tau (G v)_i for the
+/// block's rows below j into buffer j & 1, and its share of p^T v into scal[kPartial + (j & 1)].
+RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_vpub, const Team& t) {
   const int c0 = j & ~1;
-  if (owner_v != P.v)
-    for (int c = c0 + t.tid; c < s.n; c += t.nth) P.v[c] = c <= j ? 0.0 : owner_v[c];
+  for (int c = c0 + t.tid; c < s.n; c += t.nth) P.v[c] = c <= j ? 0.0 : owner_vpub[c];
   RANDNLA_SYNC();
   const int first = s.r0 > j + 1 ? s.r0 : j + 1;
+  double* p = P.p + (j & 1) * s.rows;
   double partial = 0;
   for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
     const double pi = tau * dot_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v, c0, s.ld, t);
     if (t.lane() == 0) {
-      P.p[i - s.r0] = pi;
+      p[i - s.r0] = pi;
       partial += pi * P.v[i];
     }
   }
   partial = block_sum(partial, P.red, t);
-  if (t.tid == 0) P.scal[Panel::kPartial] = partial;
+  if (t.tid == 0) P.scal[Panel::kPartial + (j & 1)] = partial;
 }
 
-/// Phase 3 (every block): w = p - (tau/2)(p^T v) v from every block's p and partial sums
-/// (remote(r): block r's panel), then G := G - v w^T - w v^T on the block's rows below j and
-/// Q := Q (I - tau v v^T) on its rows of Q, the two row lists shared out over the warps together.
+/// Every block, after the step's barrier: w = p - (tau/2)(p^T v) v from every block's p and
+/// partial sums (remote(r): block r's panel).
 template <class Remote>
-RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote, const Team& t) {
+RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote, const Team& t) {
   double pv = 0;
-  for (int r = t.lane(); r < blocks; r += t.lanes) pv += remote(r).scal[Panel::kPartial];
+  for (int r = t.lane(); r < blocks; r += t.lanes) pv += remote(r).scal[Panel::kPartial + (j & 1)];
   const double alpha = -0.5 * tau * warp_sum(pv);
   for (int idx = t.tid; idx < blocks << s.shift; idx += t.nth) {
     const int r = idx >> s.shift, i = idx & ((1 << s.shift) - 1), c = r * s.rows + i;
-    if (i < s.rows && c > j && c < s.n) P.w[c] = remote(r).p[i] + alpha * P.v[c];
+    if (i < s.rows && c > j && c < s.n) P.w[c] = remote(r).p[(j & 1) * s.rows + i] + alpha * P.v[c];
   }
   if (t.tid == 0) P.w[j] = 0;
   RANDNLA_SYNC();
+}
+
+/// G(i, :) := G(i, :) - v_i w^T - w_i v^T for the one row i, by the whole block (the owner of the
+/// next row updates it before the others, to form the next reflector early).
+RANDNLA_HD void update_row(const Slice& s, const Panel& P, int j, int i, const Team& t) {
+  double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
+  const double vi = P.v[i], wi = P.w[i];
+  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) row[c] -= vi * P.w[c] + wi * P.v[c];
+  RANDNLA_SYNC();
+}
+
+/// G := G - v w^T - w v^T on the block's rows below j except `skip`, and Q := Q (I - tau v v^T)
+/// on its rows of Q, the two row lists shared out over the warps together.
+RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int skip, const Team& t) {
   const int c0 = j & ~1, first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
   for (int item = t.warp(); item < rows_g + (s.r1 - s.r0); item += t.warps()) {
     if (item < rows_g) {
       const int i = first + item;
-      axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
+      if (i != skip) axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
     } else {
       double* row = P.q + static_cast<long>(item - rows_g) * s.ld;
       axpy_pairs(row, tau * dot_pairs(row, P.v, c0, s.ld, t), P.v, 0.0, P.v, c0, s.ld, t);
@@ -208,15 +229,13 @@ RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int bl
   RANDNLA_SYNC();
 }
 
-/// After the last step: the trailing 2 x 2 block's d and e, and the block's rows of Q (ld ldq).
+/// After the last step: the block's d and e (the trailing 2 x 2 block's from G) and rows of Q (ld ldq).
 RANDNLA_HD void finish(const Slice& s, const Panel& P, double* d, double* e, double* q, long ldq, const Team& t) {
   const int n = s.n;
-  if (t.tid == 0) {
-    if (n - 2 >= s.r0 && n - 2 < s.r1) {
-      d[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * s.ld + n - 2];
-      e[n - 2] = P.a[static_cast<long>(n - 2 - s.r0) * s.ld + n - 1];
-    }
-    if (n - 1 >= s.r0 && n - 1 < s.r1) d[n - 1] = P.a[static_cast<long>(n - 1 - s.r0) * s.ld + n - 1];
+  for (int i = s.r0 + t.tid; i < s.r1; i += t.nth) {
+    const double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
+    d[i] = i < n - 2 ? P.dl[i - s.r0] : row[i];
+    if (i < n - 1) e[i] = i < n - 2 ? P.el[i - s.r0] : row[i + 1];
   }
   for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * n; idx += t.nth) {
     const int i = s.r0 + static_cast<int>(idx / n), c = static_cast<int>(idx % n);

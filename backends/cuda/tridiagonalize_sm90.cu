@@ -1,7 +1,8 @@
 // Tridiagonalisation of a small symmetric FP64 matrix in one thread-block cluster: each block
-// holds a slice of rows of G and of Q in shared memory, reads the reflector and the other blocks'
-// parts of p through distributed shared memory, and a step costs two cluster barriers instead of
-// the several kernel launches per column of a library tridiagonalisation (tridiagonalize.cuh).
+// holds a slice of rows of G and of Q in shared memory and reads the reflector and the other
+// blocks' parts of p through distributed shared memory; a step costs one cluster barrier and one
+// release/acquire flag instead of the several kernel launches per column of a library
+// tridiagonalisation (tridiagonalize.cuh).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -22,6 +23,25 @@ using tri::Panel;
 constexpr int kThreads = 512;
 constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
 
+/// The flag word of a panel (its steps published).
+__device__ int* flag_of(const Panel& P) { return reinterpret_cast<int*>(P.scal + Panel::kFlag); }
+
+/// Makes the block's reflector for step `step` visible to the cluster (after the block's barrier
+/// that ends tri::reflector, so that thread 0's release covers every thread's writes).
+__device__ void publish(const Panel& P, int step) {
+  if (threadIdx.x == 0) asm volatile("st.release.cluster.b32 [%0], %1;" ::"l"(flag_of(P)), "r"(step + 1) : "memory");
+}
+
+/// Waits until the owner's panel O has published step `step`.
+__device__ void wait_published(const Panel& O, int step) {
+  if (threadIdx.x == 0) {
+    int seen = 0;
+    do asm volatile("ld.acquire.cluster.b32 %0, [%1];" : "=r"(seen) : "l"(flag_of(O)) : "memory");
+    while (seen < step + 1);
+  }
+  __syncthreads();
+}
+
 __global__ void __launch_bounds__(kThreads)
     tridiagonalize_kernel(const double* g, index_t ldg, int n, int rows, double* d, double* e, double* q,
                           index_t ldq, int* exponent, int* status) {
@@ -34,7 +54,10 @@ __global__ void __launch_bounds__(kThreads)
   auto remote = [&](int r) { return tri::panel(cluster.map_shared_rank(sh, r), s); };
 
   const double m = tri::load(s, P, g, ldg, t);
-  if (t.tid == 0) P.scal[Panel::kMax] = m;
+  if (t.tid == 0) {
+    P.scal[Panel::kMax] = m;
+    *flag_of(P) = 0;
+  }
   cluster.sync();
   double mx = 0;
   for (int r = 0; r < blocks; ++r) mx = tri::nan_max(mx, remote(r).scal[Panel::kMax]);
@@ -43,15 +66,26 @@ __global__ void __launch_bounds__(kThreads)
   if (finite && mx > 0) frexp(mx, &ex);
   tri::scale_rows(s, P, ldexp(1.0, -ex), t);
 
-  for (int j = 0, owner = 0; j < n - 2; ++j) {
-    if (j >= (owner + 1) * rows) ++owner;
-    if (rank == owner) tri::reflector(s, P, j, d, e, t);
-    cluster.sync();
+  if (rank == 0) {
+    tri::reflector(s, P, 0, t);
+    publish(P, 0);
+  }
+  for (int j = 0; j < n - 2; ++j) {
+    const int owner = j / rows, next_owner = (j + 1) / rows;
     const Panel O = remote(owner);
-    const double tau = O.scal[Panel::kTau];
-    tri::product(s, P, j, tau, rank == owner ? P.v : O.v, t);
+    if (rank != owner) wait_published(O, j);
+    const double tau = rank == owner ? P.scal[Panel::kTau] : O.scal[Panel::kTau];
+    tri::product(s, P, j, tau, rank == owner ? P.vpub : O.vpub, t);
     cluster.sync();
-    tri::update(s, P, j, tau, blocks, remote, t);
+    tri::gather_w(s, P, j, tau, blocks, remote, t);
+    int skip = -1;
+    if (j + 1 < n - 2 && rank == next_owner) {
+      skip = j + 1;
+      tri::update_row(s, P, j, skip, t);
+      tri::reflector(s, P, skip, t);
+      publish(P, skip);
+    }
+    tri::update(s, P, j, tau, skip, t);
   }
   tri::finish(s, P, d, e, q, ldq, t);
   if (rank == 0 && t.tid == 0) {
