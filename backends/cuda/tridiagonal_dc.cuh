@@ -20,8 +20,10 @@
 
 #ifdef __CUDA_ARCH__
 #define RANDNLA_SYNC() __syncthreads()
+#define RANDNLA_SYNC_WARP() __syncwarp()
 #else
 #define RANDNLA_SYNC()  // the host runs a block as one thread
+#define RANDNLA_SYNC_WARP()
 #endif
 
 namespace randnla {
@@ -131,8 +133,10 @@ RANDNLA_HD void deflate(const Level& L, int b, int tid, int nth, double* sh) {
         continue;
       }
       if (pj >= 0) {
-        const double tau = hypot(zs[t], zs[pj]), c = zs[t] / tau, s = -zs[pj] / tau, gap = ds[t] - ds[pj];
-        if (fabs(gap * c * s) <= tol) {  // close poles: rotate z_pj into z_t and deflate pj
+        // |gap c s| <= tol with c = z_t / tau, s = -z_pj / tau: tested without the root and divisions.
+        const double tau2 = zs[t] * zs[t] + zs[pj] * zs[pj], gap = ds[t] - ds[pj];
+        if (fabs(gap * zs[t] * zs[pj]) <= tol * tau2) {  // close poles: rotate z_pj into z_t and deflate pj
+          const double tau = sqrt(tau2), c = zs[t] / tau, s = -zs[pj] / tau;
           zs[t] = tau;
           zs[pj] = 0;
           rp[r] = pj, rq[r] = t, rc[r] = c, rs[r] = s;

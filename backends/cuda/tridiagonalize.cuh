@@ -43,8 +43,9 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
 /// and e of its rows, and scalars (scal[kFlag]: the steps published, read through a release/acquire
 /// pair).
 struct Panel {
-  double *a, *q, *vpub, *v, *w, *p, *dl, *el, *scal, *red;
-  enum { kTau = 0, kPartial = 1 /* and 2 */, kMax = 3, kScale = 4, kFlag = 5, kScalars = 6 };
+  double *a, *q, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
+  enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };
+  enum { kWarpSlots = 32 };  ///< part: one partial sum of p^T v per warp and parity
 };
 
 RANDNLA_HD Panel panel(double* base, const Slice& s) {
@@ -55,7 +56,8 @@ RANDNLA_HD Panel panel(double* base, const Slice& s) {
   P.v = P.vpub + s.ld;
   P.w = P.v + s.ld;
   P.p = P.w + s.ld;
-  P.dl = P.p + 2 * s.rows;
+  P.part = P.p + 2 * s.rows;
+  P.dl = P.part + 2 * Panel::kWarpSlots;
   P.el = P.dl + s.rows;
   P.scal = P.el + s.rows;
   P.red = P.scal + Panel::kScalars;
@@ -63,7 +65,9 @@ RANDNLA_HD Panel panel(double* base, const Slice& s) {
 }
 
 /// Doubles of shared memory per block (the reduction space: one per warp).
-inline long panel_doubles(const Slice& s) { return 2L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + Panel::kScalars + 32; }
+inline long panel_doubles(const Slice& s) {
+  return 2L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + 2L * Panel::kWarpSlots + Panel::kScalars + 32;
+}
 
 RANDNLA_HD double warp_sum(double x) {
 #ifdef __CUDA_ARCH__
@@ -128,6 +132,7 @@ RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg
     mx = nan_max(mx, fabs(x));
   }
   for (int c = t.tid; c < s.ld; c += t.nth) P.vpub[c] = P.v[c] = P.w[c] = 0;
+  for (int i = t.tid; i < 2 * Panel::kWarpSlots; i += t.nth) P.part[i] = 0;
 #ifdef __CUDA_ARCH__
   for (int o = 16; o > 0; o /= 2) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
 #endif
@@ -144,33 +149,37 @@ RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team&
   RANDNLA_SYNC();
 }
 
-/// The owner of row j: the reflector that zeroes G(j, j+2:n) into vpub and scal[kTau], with
-/// vpub[j] = 0, and d_j, e_j.
-RANDNLA_HD void reflector(const Slice& s, const Panel& P, int j, const Team& t) {
-  const double* row = P.a + static_cast<long>(j - s.r0) * s.ld;
+/// The owner of row i, by one warp (`t` its lanes) and after the update of step i - 1 (v, w)
+/// when i > 0: row i of G updated, then the reflector that zeroes G(i, i+2:n) into vpub and
+/// scal[kTau], with vpub[i] = 0, and d_i, e_i.
+RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) {
+  double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
+  const double vi = i > 0 ? P.v[i] : 0.0, wi = i > 0 ? P.w[i] : 0.0;
   double ss = 0;
-  for (int c = j + 2 + t.tid; c < s.n; c += t.nth) ss += row[c] * row[c];
-  const double sigma2 = block_sum(ss, P.red, t), alpha = row[j + 1];
-  if (t.tid == 0) {
-    double tau = 0, beta = alpha, scale = 0;
-    if (sigma2 > 0) {
-      beta = -copysign(sqrt(alpha * alpha + sigma2), alpha);
-      tau = (beta - alpha) / beta;
-      scale = 1.0 / (alpha - beta);
-    }
-    P.scal[Panel::kTau] = tau;
-    P.scal[Panel::kScale] = scale;
-    P.dl[j - s.r0] = row[j];
-    P.el[j - s.r0] = beta;
+  for (int c = i + t.lane(); c < s.n; c += t.lanes) {
+    const double x = row[c] - (vi * P.w[c] + wi * P.v[c]);
+    row[c] = x;
+    if (c >= i + 2) ss += x * x;
   }
-  RANDNLA_SYNC();
-  const double scale = P.scal[Panel::kScale];
-  for (int c = j + t.tid; c < s.n; c += t.nth) P.vpub[c] = c == j ? 0.0 : c == j + 1 ? 1.0 : row[c] * scale;
-  RANDNLA_SYNC();
+  RANDNLA_SYNC_WARP();
+  const double sigma2 = warp_sum(ss), alpha = row[i + 1];
+  double tau = 0, beta = alpha, scale = 0;
+  if (sigma2 > 0) {
+    beta = -copysign(sqrt(alpha * alpha + sigma2), alpha);
+    tau = (beta - alpha) / beta;
+    scale = 1.0 / (alpha - beta);
+  }
+  for (int c = i + t.lane(); c < s.n; c += t.lanes) P.vpub[c] = c == i ? 0.0 : c == i + 1 ? 1.0 : row[c] * scale;
+  if (t.lane() == 0) {
+    P.scal[Panel::kTau] = tau;
+    P.dl[i - s.r0] = row[i];
+    P.el[i - s.r0] = beta;
+  }
+  RANDNLA_SYNC_WARP();
 }
 
 /// Every block (owner_vpub: the owner's published reflector): v := it, p_i = tau (G v)_i for the
-/// block's rows below j into buffer j & 1, and its share of p^T v into scal[kPartial + (j & 1)].
+/// block's rows below j into buffer j & 1, and each warp's share of p^T v into part (parity j & 1).
 RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_vpub, const Team& t) {
   const int c0 = j & ~1;
   for (int c = c0 + t.tid; c < s.n; c += t.nth) P.v[c] = c <= j ? 0.0 : owner_vpub[c];
@@ -185,8 +194,7 @@ RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const
       partial += pi * P.v[i];
     }
   }
-  partial = block_sum(partial, P.red, t);
-  if (t.tid == 0) P.scal[Panel::kPartial + (j & 1)] = partial;
+  if (t.lane() == 0) P.part[(j & 1) * Panel::kWarpSlots + t.warp()] = partial;
 }
 
 /// Every block, after the step's barrier: w = p - (tau/2)(p^T v) v from every block's p and
@@ -194,7 +202,8 @@ RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const
 template <class Remote>
 RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote, const Team& t) {
   double pv = 0;
-  for (int r = t.lane(); r < blocks; r += t.lanes) pv += remote(r).scal[Panel::kPartial + (j & 1)];
+  for (int x = t.lane(); x < blocks * Panel::kWarpSlots; x += t.lanes)
+    pv += remote(x / Panel::kWarpSlots).part[(j & 1) * Panel::kWarpSlots + x % Panel::kWarpSlots];
   const double alpha = -0.5 * tau * warp_sum(pv);
   for (int idx = t.tid; idx < blocks << s.shift; idx += t.nth) {
     const int r = idx >> s.shift, i = idx & ((1 << s.shift) - 1), c = r * s.rows + i;
@@ -204,20 +213,12 @@ RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int 
   RANDNLA_SYNC();
 }
 
-/// G(i, :) := G(i, :) - v_i w^T - w_i v^T for the one row i, by the whole block (the owner of the
-/// next row updates it before the others, to form the next reflector early).
-RANDNLA_HD void update_row(const Slice& s, const Panel& P, int j, int i, const Team& t) {
-  double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
-  const double vi = P.v[i], wi = P.w[i];
-  for (int c = j + 1 + t.tid; c < s.n; c += t.nth) row[c] -= vi * P.w[c] + wi * P.v[c];
-  RANDNLA_SYNC();
-}
-
 /// G := G - v w^T - w v^T on the block's rows below j except `skip`, and Q := Q (I - tau v v^T)
-/// on its rows of Q, the two row lists shared out over the warps together.
-RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int skip, const Team& t) {
+/// on its rows of Q, the two row lists shared out over warps first_warp.. together (no barrier).
+RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int skip, int first_warp, const Team& t) {
+  if (t.warp() < first_warp) return;
   const int c0 = j & ~1, first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
-  for (int item = t.warp(); item < rows_g + (s.r1 - s.r0); item += t.warps()) {
+  for (int item = t.warp() - first_warp; item < rows_g + (s.r1 - s.r0); item += t.warps() - first_warp) {
     if (item < rows_g) {
       const int i = first + item;
       if (i != skip) axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
@@ -226,7 +227,6 @@ RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int sk
       axpy_pairs(row, tau * dot_pairs(row, P.v, c0, s.ld, t), P.v, 0.0, P.v, c0, s.ld, t);
     }
   }
-  RANDNLA_SYNC();
 }
 
 /// After the last step: the block's d and e (the trailing 2 x 2 block's from G) and rows of Q (ld ldq).

@@ -26,20 +26,19 @@ constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs t
 /// The flag word of a panel (its steps published).
 __device__ int* flag_of(const Panel& P) { return reinterpret_cast<int*>(P.scal + Panel::kFlag); }
 
-/// Makes the block's reflector for step `step` visible to the cluster (after the block's barrier
-/// that ends tri::reflector, so that thread 0's release covers every thread's writes).
+/// Makes the reflector for step `step` visible to the cluster (after the warp barrier that ends
+/// tri::reflector, so that lane 0's release covers the warp's writes).
 __device__ void publish(const Panel& P, int step) {
   if (threadIdx.x == 0) asm volatile("st.release.cluster.b32 [%0], %1;" ::"l"(flag_of(P)), "r"(step + 1) : "memory");
 }
 
-/// Waits until the owner's panel O has published step `step`.
+/// Waits until the owner's panel O has published step `step` (the caller's barrier follows).
 __device__ void wait_published(const Panel& O, int step) {
   if (threadIdx.x == 0) {
     int seen = 0;
     do asm volatile("ld.acquire.cluster.b32 %0, [%1];" : "=r"(seen) : "l"(flag_of(O)) : "memory");
     while (seen < step + 1);
   }
-  __syncthreads();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -66,26 +65,28 @@ __global__ void __launch_bounds__(kThreads)
   if (finite && mx > 0) frexp(mx, &ex);
   tri::scale_rows(s, P, ldexp(1.0, -ex), t);
 
-  if (rank == 0) {
+  if (rank == 0 && t.warp() == 0) {
     tri::reflector(s, P, 0, t);
     publish(P, 0);
   }
   for (int j = 0; j < n - 2; ++j) {
-    const int owner = j / rows, next_owner = (j + 1) / rows;
+    const int owner = j / rows;
     const Panel O = remote(owner);
     if (rank != owner) wait_published(O, j);
+    __syncthreads();
     const double tau = rank == owner ? P.scal[Panel::kTau] : O.scal[Panel::kTau];
     tri::product(s, P, j, tau, rank == owner ? P.vpub : O.vpub, t);
     cluster.sync();
     tri::gather_w(s, P, j, tau, blocks, remote, t);
-    int skip = -1;
-    if (j + 1 < n - 2 && rank == next_owner) {
-      skip = j + 1;
-      tri::update_row(s, P, j, skip, t);
-      tri::reflector(s, P, skip, t);
-      publish(P, skip);
+    // The owner of row j + 1: its warp 0 updates that row and publishes the next reflector while
+    // the other warps update the rest.
+    const bool next = j + 1 < n - 2 && rank == (j + 1) / rows;
+    if (next && t.warp() == 0) {
+      tri::reflector(s, P, j + 1, t);
+      publish(P, j + 1);
+    } else {
+      tri::update(s, P, j, tau, next ? j + 1 : -1, next ? 1 : 0, t);
     }
-    tri::update(s, P, j, tau, skip, t);
   }
   tri::finish(s, P, d, e, q, ldq, t);
   if (rank == 0 && t.tid == 0) {
