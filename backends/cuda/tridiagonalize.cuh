@@ -45,7 +45,7 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
 struct Panel {
   double *a, *q, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
   enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };
-  enum { kWarpSlots = 32 };  ///< part: one partial sum of p^T v per warp and parity
+  enum { kWarpSlots = 16 };  ///< part: one partial sum of p^T v per warp (at most 16) and parity
 };
 
 RANDNLA_HD Panel panel(double* base, const Slice& s) {
@@ -201,9 +201,20 @@ RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const
 /// partial sums (remote(r): block r's panel).
 template <class Remote>
 RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int blocks, Remote remote, const Team& t) {
+  // The blocks' partial sums, 8 independent remote loads per lane at a time (one latency, not 8).
   double pv = 0;
-  for (int x = t.lane(); x < blocks * Panel::kWarpSlots; x += t.lanes)
-    pv += remote(x / Panel::kWarpSlots).part[(j & 1) * Panel::kWarpSlots + x % Panel::kWarpSlots];
+  for (int base = 0; base < blocks * Panel::kWarpSlots; base += 8 * t.lanes) {
+    double part[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int x = base + t.lane() + k * t.lanes;
+      part[k] = x < blocks * Panel::kWarpSlots
+                    ? remote(x / Panel::kWarpSlots).part[(j & 1) * Panel::kWarpSlots + x % Panel::kWarpSlots]
+                    : 0.0;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) pv += part[k];
+  }
   const double alpha = -0.5 * tau * warp_sum(pv);
   for (int idx = t.tid; idx < blocks << s.shift; idx += t.nth) {
     const int r = idx >> s.shift, i = idx & ((1 << s.shift) - 1), c = r * s.rows + i;

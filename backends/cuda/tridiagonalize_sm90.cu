@@ -21,6 +21,7 @@ namespace cg = cooperative_groups;
 using tri::Panel;
 
 constexpr int kThreads = 512;
+static_assert(kThreads / 32 <= Panel::kWarpSlots, "one partial-sum slot per warp");
 constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
 
 /// The flag word of a panel (its steps published).
@@ -88,6 +89,7 @@ __global__ void __launch_bounds__(kThreads)
       tri::update(s, P, j, tau, next ? j + 1 : -1, next ? 1 : 0, t);
     }
   }
+  __syncthreads();
   tri::finish(s, P, d, e, q, ldq, t);
   if (rank == 0 && t.tid == 0) {
     *exponent = ex;
