@@ -44,7 +44,7 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
 /// pair).
 struct Panel {
   double *a, *q, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
-  enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };
+  enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };  // kTau: the step's tau, as product() read it
   enum { kWarpSlots = 16 };  ///< part: one partial sum of p^T v per warp (at most 16) and parity
 };
 
@@ -150,8 +150,8 @@ RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team&
 }
 
 /// The owner of row i, by one warp (`t` its lanes) and after the update of step i - 1 (v, w)
-/// when i > 0: row i of G updated, then the reflector that zeroes G(i, i+2:n) into vpub and
-/// scal[kTau], with vpub[i] = 0, and d_i, e_i.
+/// when i > 0: row i of G updated, then the reflector that zeroes G(i, i+2:n) into vpub, with
+/// tau in vpub[i], and d_i, e_i.
 RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) {
   double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
   const double vi = i > 0 ? P.v[i] : 0.0, wi = i > 0 ? P.w[i] : 0.0;
@@ -169,9 +169,9 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) 
     tau = (beta - alpha) / beta;
     scale = 1.0 / (alpha - beta);
   }
-  for (int c = i + t.lane(); c < s.n; c += t.lanes) P.vpub[c] = c == i ? 0.0 : c == i + 1 ? 1.0 : row[c] * scale;
+  // vpub[i] carries tau: the readers need both, and v_i = 0 is implied (product()).
+  for (int c = i + t.lane(); c < s.n; c += t.lanes) P.vpub[c] = c == i ? tau : c == i + 1 ? 1.0 : row[c] * scale;
   if (t.lane() == 0) {
-    P.scal[Panel::kTau] = tau;
     P.dl[i - s.r0] = row[i];
     P.el[i - s.r0] = beta;
   }
@@ -179,22 +179,43 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) 
 }
 
 /// Every block (owner_vpub: the owner's published reflector): v := it, p_i = tau (G v)_i for the
-/// block's rows below j into buffer j & 1, and each warp's share of p^T v into part (parity j & 1).
-RANDNLA_HD void product(const Slice& s, const Panel& P, int j, double tau, const double* owner_vpub, const Team& t) {
+/// block's rows below j into buffer j & 1, and each warp's share of p^T v into part (parity j &
+/// 1). Returns tau.
+RANDNLA_HD double product(const Slice& s, const Panel& P, int j, const double* owner_vpub, const Team& t) {
   const int c0 = j & ~1;
-  for (int c = c0 + t.tid; c < s.n; c += t.nth) P.v[c] = c <= j ? 0.0 : owner_vpub[c];
+  for (int c = c0 + t.tid; c < s.n; c += t.nth) {
+    const double x = c < j ? 0.0 : owner_vpub[c];
+    if (c == j) P.scal[Panel::kTau] = x;
+    P.v[c] = c == j ? 0.0 : x;
+  }
   RANDNLA_SYNC();
+  const double tau = P.scal[Panel::kTau];
   const int first = s.r0 > j + 1 ? s.r0 : j + 1;
   double* p = P.p + (j & 1) * s.rows;
   double partial = 0;
-  for (int i = first + t.warp(); i < s.r1; i += t.warps()) {
-    const double pi = tau * dot_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v, c0, s.ld, t);
+  for (int i = first + 2 * t.warp(); i < s.r1; i += 2 * t.warps()) {  // two rows at a time: two chains
+    const double* r0 = P.a + static_cast<long>(i - s.r0) * s.ld;
+    const double* r1 = i + 1 < s.r1 ? r0 + s.ld : r0;
+    double x0 = 0, x1 = 0;
+    for (int c = c0 + 2 * t.lane(); c < s.ld; c += 2 * t.lanes) {
+      const double2 v = *reinterpret_cast<const double2*>(P.v + c), a = *reinterpret_cast<const double2*>(r0 + c),
+                    b = *reinterpret_cast<const double2*>(r1 + c);
+      x0 += a.x * v.x + a.y * v.y;
+      x1 += b.x * v.x + b.y * v.y;
+    }
+    x0 = tau * warp_sum(x0);
+    x1 = tau * warp_sum(x1);
     if (t.lane() == 0) {
-      p[i - s.r0] = pi;
-      partial += pi * P.v[i];
+      p[i - s.r0] = x0;
+      partial += x0 * P.v[i];
+      if (i + 1 < s.r1) {
+        p[i + 1 - s.r0] = x1;
+        partial += x1 * P.v[i + 1];
+      }
     }
   }
   if (t.lane() == 0) P.part[(j & 1) * Panel::kWarpSlots + t.warp()] = partial;
+  return tau;
 }
 
 /// Every block, after the step's barrier: w = p - (tau/2)(p^T v) v from every block's p and

@@ -75,8 +75,7 @@ __global__ void __launch_bounds__(kThreads)
     const Panel O = remote(owner);
     if (rank != owner) wait_published(O, j);
     __syncthreads();
-    const double tau = rank == owner ? P.scal[Panel::kTau] : O.scal[Panel::kTau];
-    tri::product(s, P, j, tau, rank == owner ? P.vpub : O.vpub, t);
+    const double tau = tri::product(s, P, j, rank == owner ? P.vpub : O.vpub, t);
     cluster.sync();
     tri::gather_w(s, P, j, tau, blocks, remote, t);
     // The owner of row j + 1: its warp 0 updates that row and publishes the next reflector while
