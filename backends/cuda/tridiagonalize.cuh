@@ -45,7 +45,7 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
 struct Panel {
   double *a, *q, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
   enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };  // kTau: the step's tau, as product() read it
-  enum { kWarpSlots = 32 };  ///< part: one partial sum of p^T v per warp (at most 32) and parity
+  enum { kWarpSlots = 16 };  ///< part: one partial sum of p^T v per warp (at most 16) and parity
 };
 
 RANDNLA_HD Panel panel(double* base, const Slice& s) {
