@@ -20,7 +20,7 @@ namespace {
 namespace cg = cooperative_groups;
 using tri::Panel;
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 512;
 static_assert(kThreads / 32 <= Panel::kWarpSlots, "one partial-sum slot per warp");
 constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
 
