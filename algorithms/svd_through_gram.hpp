@@ -7,7 +7,7 @@
 namespace randnla {
 
 /// Thin SVD A = U diag(s) V^T of a tall A (m x n, m >= n, FP32, LayoutLeft, backend memory):
-///   A^T A = V diag(s^2) V^T    in FP64 (Backend::symmetric_eig: LAPACK dsyevd / cuSOLVER Xsyevd),
+///   A^T A = V diag(s^2) V^T    in FP64 (Backend::symmetric_eig: LAPACK dsyevd / the CUDA backend's own),
 ///   U := A V, orthonormalised in FP64 (orthonormalize, Auto): A V's columns are orthogonal, so
 ///   its equilibrated Gram matrix is usually I to 2^-24 and U is A V with unit columns
 ///   (ColumnScaling); otherwise CholeskyQR, whose R ~ diag(s) is dropped.

@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
-#include <cstdlib>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -268,15 +267,16 @@ class CudaBackend final : public Backend {
   }
 
   /// The library's cluster tridiagonalisation and divide and conquer (symmetric_eig.cuh) where the
-  /// device and n allow (compute 9.0, 3 <= n <= eig_max_order_: 0.7 ms against cuSOLVER's 2.5 at
-  /// n = 272 on the H100, perf_tests/results/2026-11-22_h100_dc_eig), else cuSOLVER Xsyevd, which also
-  /// takes the rare input the own path declines (a non-finite entry or eigenvector).
+  /// device and n allow (compute 9.0, 3 <= n <= eig_max_order_: 464 on the H100, clusters of 8
+  /// blocks up to n = 330 and of 16 above; 2.11-2.15 ms against cuSOLVER's 2.49 at n = 272,
+  /// perf_tests/results/2026-11-22_h100_dc_eig), else cuSOLVER Xsyevd, which also takes the input
+  /// the own path declines (a non-finite entry or eigenvector).
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
     device_only(g, "G");
     device_only(w, "w");
     require_eig_shapes(g, w);
     if (g.rows() == 0) return;
-    if (g.rows() >= 3 && g.rows() <= eig_max_order_ && std::getenv("RANDNLA_EXPERIMENT_EIG") == nullptr) {
+    if (g.rows() >= 3 && g.rows() <= eig_max_order_) {
       const int n = static_cast<int>(g.rows());
       auto work = allocate(cuda::symmetric_eig_dc_workspace_bytes(n));
       if (cuda::symmetric_eig_dc(g, w, work.get(), blas_.get(), stream_->get())) return;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "cuda_check.hpp"
 #include "symmetric_eig.cuh"
@@ -126,9 +125,9 @@ cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s,
   return config;
 }
 
-/// The smallest cluster whose blocks' shared memory holds order n's slices (0: none).
+/// The smallest cluster whose blocks' shared memory holds order n's slices (0: none): at l = 272,
+/// 8 blocks took 1.60-1.63 ms on the H100 and 16 took 1.74-1.90 (perf_tests/results/2026-11-22_h100_dc_eig).
 int cluster_size(int n, int device) {
-  if (const char* env = std::getenv("RANDNLA_TRIDIAG_CLUSTER")) return std::atoi(env);  // experiment only
   for (int c : kClusterSizes)
     if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;
   return 0;
