@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-#include "tridiagonal_dc.cuh"
+#include "tridiagonal_dc.cuh"  // RANDNLA_SYNC, RANDNLA_SYNC_WARP
 
 namespace randnla {
 namespace cuda {
@@ -83,17 +83,6 @@ struct Team {
   RANDNLA_HD int warp() const { return tid / lanes; }
   RANDNLA_HD int warps() const { return nth / lanes; }
 };
-
-RANDNLA_HD double block_sum(double x, double* red, const Team& t) {
-  x = warp_sum(x);
-  if (t.lane() == 0) red[t.warp()] = x;
-  RANDNLA_SYNC();
-  double s = 0;
-  for (int i = t.lane(); i < t.warps(); i += t.lanes) s += red[i];
-  s = warp_sum(s);
-  RANDNLA_SYNC();
-  return s;
-}
 
 /// sum over c in [c0, ld) of x[c] y[c], c0 even, by the lanes of a warp in pairs of doubles.
 RANDNLA_HD double dot_pairs(const double* x, const double* y, int c0, int ld, const Team& t) {
