@@ -2,6 +2,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "host/lapack.hpp"
@@ -160,6 +161,47 @@ double orthogonality_loss(MatrixView<const float> q) {
       worst = std::max(worst, std::abs(dot - (a == b ? 1.0 : 0.0)));
     }
   return worst;
+}
+
+HostMatrix<double> symmetric_test_matrix(const std::string& kind, index_t n) {
+  HostMatrix<double> g(n, n);
+  if (kind == "graded" || kind == "cluster") {
+    std::vector<double> sigma(n);
+    for (index_t i = 0; i < n; ++i)
+      sigma[i] = kind == "graded" ? std::pow(i + 1.0, -1.5) : (i < 20 ? 1.0 : 1e-2 * std::pow(0.97, i));
+    const auto a = matrix_with_spectrum(n, n, sigma, 31);
+    return reference_gemm(Op::T, Op::N, a, a);
+  }
+  const auto r = random_matrix(n, n, Elements::Normal, 32);
+  const double scale = kind == "tiny" ? 1e-150 : kind == "huge" ? 1e150 : 1.0;
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      if (kind == "zero") g(i, j) = 0;
+      else if (kind == "multiple") g(i, j) = i == j ? static_cast<double>((i * 7 % n) / 3) : 0.0;
+      else g(i, j) = scale * (i <= j ? r(i, j) : r(j, i));
+    }
+  return g;
+}
+
+EigenErrors eigen_errors(const HostMatrix<double>& g, MatrixView<const double> v, MatrixView<const double> w,
+                         MatrixView<const double> w_ref) {
+  const index_t n = g.rows;
+  EigenErrors e{0, 0, 0, 0};
+  for (index_t i = 0; i < n; ++i) {
+    e.norm = std::max(e.norm, std::abs(w_ref(i, 0)));
+    e.value = std::max(e.value, std::abs(w(i, 0) - w_ref(i, 0)));
+  }
+  for (index_t a = 0; a < n; ++a)
+    for (index_t b = 0; b < n; ++b) {
+      double dot = 0, gv = -w(b, 0) * v(a, b);
+      for (index_t i = 0; i < n; ++i) {
+        dot += v(i, a) * v(i, b);
+        gv += g(a, i) * v(i, b);
+      }
+      e.orthogonality = std::max(e.orthogonality, std::abs(dot - (a == b ? 1.0 : 0.0)));
+      e.residual = std::max(e.residual, std::abs(gv));
+    }
+  return e;
 }
 
 HostMatrix<float> to_host(Backend& b, MatrixView<const float> x) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "randnla/backend.hpp"
@@ -48,6 +49,20 @@ double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float>
 std::vector<double> singular_values(MatrixView<const float> a);
 /// max |Q^T Q - I| for a host view.
 double orthogonality_loss(MatrixView<const float> q);
+
+/// Symmetric FP64 test matrices of the eigensolver, by kind: Gram matrices of graded and clustered
+/// spectra ("graded": eigenvalues i^-3; "cluster": twenty equal, then a decay), an indefinite
+/// Gaussian one ("random"), "zero", a diagonal with triple eigenvalues ("multiple"), and Gaussian
+/// ones scaled by 1e-150 ("tiny") and 1e150 ("huge").
+HostMatrix<double> symmetric_test_matrix(const std::string& kind, index_t n);
+
+/// How far eigenpairs (v: n x n, w: n x 1, host views) are from G's: ||G||_2 (the largest |w_ref|),
+/// max |w - w_ref|, max |V^T V - I| and max |G V - V diag(w)|.
+struct EigenErrors {
+  double norm, value, orthogonality, residual;
+};
+EigenErrors eigen_errors(const HostMatrix<double>& g, MatrixView<const double> v, MatrixView<const double> w,
+                         MatrixView<const double> w_ref);
 
 /// Copies a backend matrix to a host matrix (any backend).
 HostMatrix<float> to_host(Backend& b, MatrixView<const float> x);

@@ -53,9 +53,9 @@ __global__ void __launch_bounds__(kItemThreads) column_kernel(dc::Level L, int* 
     if (!(fabs(sh[t]) <= DBL_MAX)) *status = 2;
 }
 
-__global__ void values_kernel(const double* dval, const int* exponent, int n, double* w, index_t incw) {
+__global__ void values_kernel(const double* dval, const int* exponent, int n, double* w) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    w[i * incw] = ldexp(dval[i], *exponent);
+    w[i] = ldexp(dval[i], *exponent);
 }
 
 /// The workspace, carved in order: FP64 matrices and vectors, then int vectors and scalars.
@@ -144,7 +144,7 @@ bool symmetric_eig_dc(MatrixView<double> g, MatrixView<double> w, void* workspac
   RANDNLA_CUDA(cudaStreamSynchronize(s));
   if (status != 0) return false;
   dgemm(blas, n, ws.q, ws.z, g.data(), static_cast<int>(g.ld()));
-  values_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.dval, ws.exponent, n, w.data(), 1);
+  values_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.dval, ws.exponent, n, w.data());
   RANDNLA_CUDA_LAUNCH("eigenvalues");
   launch_reverse_eigenpairs(g, w, s);
   return true;

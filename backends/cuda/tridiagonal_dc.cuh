@@ -16,15 +16,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "randnla/hostdevice.hpp"
-
-#ifdef __CUDA_ARCH__
-#define RANDNLA_SYNC() __syncthreads()
-#define RANDNLA_SYNC_WARP() __syncwarp()
-#else
-#define RANDNLA_SYNC()  // the host runs a block as one thread
-#define RANDNLA_SYNC_WARP()
-#endif
+#include "block_steps.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -61,29 +53,6 @@ RANDNLA_HD Merge merge_of(const Level& L, int b) {
   g.s = end - g.o;
   g.s1 = L.half < g.s ? L.half : g.s;
   return g;
-}
-
-/// The block's sum (or product) of one value per thread; red holds nth doubles, nth a power of 2.
-template <bool Product>
-RANDNLA_HD double block_reduce(double v, double* red, int tid, int nth) {
-#ifdef __CUDA_ARCH__
-  if (nth == 32) {  // one warp: no shared memory, no barrier
-    for (int o = 16; o > 0; o /= 2) {
-      const double u = __shfl_xor_sync(0xffffffffu, v, o);
-      v = Product ? v * u : v + u;
-    }
-    return v;
-  }
-#endif
-  red[tid] = v;
-  RANDNLA_SYNC();
-  for (int w = nth / 2; w > 0; w /= 2) {
-    if (tid < w) red[tid] = Product ? red[tid] * red[tid + w] : red[tid] + red[tid + w];
-    RANDNLA_SYNC();
-  }
-  const double r = red[0];
-  RANDNLA_SYNC();
-  return r;
 }
 
 /// Shared memory of deflate for a merge of s rows.

@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-#include "tridiagonal_dc.cuh"  // RANDNLA_SYNC, RANDNLA_SYNC_WARP
+#include "block_steps.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -21,7 +21,7 @@ namespace tri {
 /// loops read: column n of the padding and entries left of column j + 1 meet zeros in v and w);
 /// 2^shift >= rows slots per block index the gather of p.
 struct Slice {
-  int n, ld, rows, shift, rank, r0, r1;
+  int n, ld, rows, shift, r0, r1;
 };
 
 RANDNLA_HD Slice slice(int n, int rows, int rank) {
@@ -31,7 +31,6 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
   s.rows = rows;
   s.shift = 0;
   while ((1 << s.shift) < rows) ++s.shift;
-  s.rank = rank;
   s.r0 = rank * rows < n ? rank * rows : n;
   s.r1 = s.r0 + rows < n ? s.r0 + rows : n;
   return s;
@@ -69,13 +68,6 @@ inline long panel_doubles(const Slice& s) {
   return 2L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + 2L * Panel::kWarpSlots + Panel::kScalars + 32;
 }
 
-RANDNLA_HD double warp_sum(double x) {
-#ifdef __CUDA_ARCH__
-  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
-#endif
-  return x;
-}
-
 /// Threads of the block as warps of `lanes` (32 on the device, 1 when run one thread at a time).
 struct Team {
   int tid, nth, lanes;
@@ -91,7 +83,7 @@ RANDNLA_HD double dot_pairs(const double* x, const double* y, int c0, int ld, co
     const double2 a = *reinterpret_cast<const double2*>(x + c), b = *reinterpret_cast<const double2*>(y + c);
     s += a.x * b.x + a.y * b.y;
   }
-  return warp_sum(s);
+  return warp_reduce(s);
 }
 
 /// x[c] -= f y[c] + g z[c] for c in [c0, ld), c0 even, by the lanes of a warp in pairs.
@@ -151,7 +143,7 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) 
     if (c >= i + 2) ss += x * x;
   }
   RANDNLA_SYNC_WARP();
-  const double sigma2 = warp_sum(ss), alpha = row[i + 1];
+  const double sigma2 = warp_reduce(ss), alpha = row[i + 1];
   double tau = 0, beta = alpha, scale = 0;
   if (sigma2 > 0) {
     beta = -copysign(sqrt(alpha * alpha + sigma2), alpha);
@@ -192,8 +184,8 @@ RANDNLA_HD double product(const Slice& s, const Panel& P, int j, const double* o
       x0 += a.x * v.x + a.y * v.y;
       x1 += b.x * v.x + b.y * v.y;
     }
-    x0 = tau * warp_sum(x0);
-    x1 = tau * warp_sum(x1);
+    x0 = tau * warp_reduce(x0);
+    x1 = tau * warp_reduce(x1);
     if (t.lane() == 0) {
       p[i - s.r0] = x0;
       partial += x0 * P.v[i];
@@ -225,7 +217,7 @@ RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int 
 #pragma unroll
     for (int k = 0; k < 8; ++k) pv += part[k];
   }
-  const double alpha = -0.5 * tau * warp_sum(pv);
+  const double alpha = -0.5 * tau * warp_reduce(pv);
   for (int idx = t.tid; idx < blocks << s.shift; idx += t.nth) {
     const int r = idx >> s.shift, i = idx & ((1 << s.shift) - 1), c = r * s.rows + i;
     if (i < s.rows && c > j && c < s.n) P.w[c] = remote(r).p[(j & 1) * s.rows + i] + alpha * P.v[c];
