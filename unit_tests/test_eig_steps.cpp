@@ -53,6 +53,12 @@ void divide_and_conquer(Backend& host, const std::vector<double>& d, const std::
   }
 }
 
+/// Block r's panel, as the kernel's distributed shared memory gives it (callable from the steps).
+struct Panels {
+  const tri::Panel* panels;
+  RANDNLA_HD tri::Panel operator()(int r) const { return panels[r]; }
+};
+
 /// Eigenpairs of G (ascending) through the steps of tridiagonalize_sm90.cu for a cluster of
 /// `blocks` blocks, then divide and conquer and V = Q Z.
 void eig_by_steps(Backend& host, const test::HostMatrix<double>& g, int blocks, Matrix<double>& v,
@@ -72,7 +78,7 @@ void eig_by_steps(Backend& host, const test::HostMatrix<double>& g, int blocks, 
   int ex = 0;
   if (mx > 0) std::frexp(mx, &ex);
   for (int r = 0; r < blocks; ++r) tri::scale_rows(s[r], P[r], std::ldexp(1.0, -ex), t);
-  auto remote = [&](int r) { return P[r]; };
+  const Panels remote{P.data()};
   tri::reflector(s[0], P[0], 0, t);
   for (int j = 0; j < n - 2; ++j) {
     const int owner = j / rows, next = j + 1 < n - 2 ? (j + 1) / rows : -1;
