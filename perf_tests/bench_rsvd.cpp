@@ -3,6 +3,8 @@
 // ||A||_F computed on the device, and the phase breakdown of the median run.
 // A = U diag(sigma) V^T, sigma_i = i^-1.5 for i <= 1024 (U, V Householder Q of Gaussians).
 // Usage: bench_rsvd [--quick|--full] [gesvd|gesdd|jacobi|polar|gram|auto]  (the small SVD; auto = gram)
+//        bench_rsvd --profile n q   one RSVD (auto, k = 256, p = 16) between cudaProfilerStart/Stop,
+//                                   after a warm-up run, for ncu --profile-from-start off
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +17,7 @@ using namespace randnla;
 
 double gesvdr_median_ms(const float* a, int m, int n, int k, int p, int iters, float* s, float* u, float* v,
                         double* copy_ms);
+void cuda_profiler(bool on);
 
 namespace {
 
@@ -43,18 +46,45 @@ double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float
   return b.frobenius_norm(e) / norm_a;
 }
 
+/// One auto RSVD of the benchmark's n x n matrix under the profiler, its phases printed.
+void profile_one(Backend& b, index_t n, int q) {
+  const Matrix<float> a = test_matrix(b, n, 1024);
+  RsvdOptions o;
+  o.oversampling = 16;
+  o.power_iterations = q;
+  o.error_probes = 0;
+  for (int rep = 0; rep < 2; ++rep) {
+#if defined(RANDNLA_BENCH_GESVDR)
+    if (rep == 1) cuda_profiler(true);
+#endif
+    const RsvdResult r = rsvd(b, a, 256, o);
+#if defined(RANDNLA_BENCH_GESVDR)
+    if (rep == 1) cuda_profiler(false);
+#endif
+    const RsvdReport& rp = r.report;
+    std::printf("n=%ld q=%d auto total %.3f ms [proj %.2f, orth %.2f, QtA %.2f, svd %.2f, U %.2f]\n",
+                static_cast<long>(n), q, rp.total_ms(), rp.ms_projection, rp.ms_orthonormalization, rp.ms_qt_a,
+                rp.ms_small_svd, rp.ms_u);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const SvdMethod small_svd = argc > 2 ? parse_svd_method(argv[2], "small svd") : RsvdOptions{}.small_svd;
+  const bool profile = argc > 3 && std::strcmp(argv[1], "--profile") == 0;
+  const SvdMethod small_svd = argc > 2 && !profile ? parse_svd_method(argv[2], "small svd") : RsvdOptions{}.small_svd;
   if (!cuda_available()) {
     std::printf("bench_rsvd: no GPU, nothing to measure\n");
     return 0;
   }
   auto b = make_backend(BackendKind::Cuda);
   std::printf("device: %s\n", b->description().c_str());
+  if (profile) {
+    profile_one(*b, std::atol(argv[2]), std::atoi(argv[3]));
+    return 0;
+  }
   const index_t k = 256, p = 16;
   {  // The small SVD of the RSVD: an l x l factor, l = k + p.
     const index_t l = k + p;

@@ -1,4 +1,6 @@
-// cuSOLVER's randomized SVD (cusolverDnXgesvdr), FP32, as the RSVD benchmark's peer.
+// cuSOLVER's randomized SVD (cusolverDnXgesvdr), FP32, as the RSVD benchmark's peer; and the
+// profiler switch of bench_rsvd --profile (the benchmark's CUDA runtime calls live here).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -61,3 +63,6 @@ double gesvdr_median_ms(const float* a, int m, int n, int k, int p, int iters, f
   cusolverDnDestroy(h);
   return total - *copy_ms;
 }
+
+/// cudaProfilerStart (on) or cudaProfilerStop, for ncu --profile-from-start off.
+void cuda_profiler(bool on) { ok(on ? cudaProfilerStart() : cudaProfilerStop(), "profiler"); }

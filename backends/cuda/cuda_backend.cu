@@ -101,6 +101,31 @@ class StreamMemory {
   cudaMemPool_t pool_ = nullptr;
 };
 
+/// The eigensolver's second stream (symmetric_eig.cuh), with its cuBLAS handle and events.
+class SideStream {
+ public:
+  SideStream() {
+    RANDNLA_CUDA(cudaStreamCreateWithFlags(&s_.stream, cudaStreamNonBlocking));
+    RANDNLA_CUDA(cublasCreate(&s_.blas));
+    RANDNLA_CUDA(cublasSetStream(s_.blas, s_.stream));
+    RANDNLA_CUDA(cudaEventCreateWithFlags(&s_.reduced, cudaEventDisableTiming));
+    RANDNLA_CUDA(cudaEventCreateWithFlags(&s_.formed, cudaEventDisableTiming));
+  }
+  ~SideStream() {
+    cudaStreamSynchronize(s_.stream);
+    cudaEventDestroy(s_.formed);
+    cudaEventDestroy(s_.reduced);
+    cublasDestroy(s_.blas);
+    cudaStreamDestroy(s_.stream);
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  const cuda::SideStream& get() const { return s_; }
+
+ private:
+  cuda::SideStream s_{};
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device)
@@ -279,7 +304,7 @@ class CudaBackend final : public Backend {
     if (g.rows() >= 3 && g.rows() <= eig_max_order_) {
       const int n = static_cast<int>(g.rows());
       auto work = allocate(cuda::symmetric_eig_dc_workspace_bytes(n));
-      if (cuda::symmetric_eig_dc(g, w, work.get(), blas_.get(), stream_->get())) return;
+      if (cuda::symmetric_eig_dc(g, w, work.get(), blas_.get(), stream_->get(), side_.get())) return;
     }
     SolverParams params;
     std::size_t dev_bytes = 0, host_bytes = 0;
@@ -478,6 +503,7 @@ class CudaBackend final : public Backend {
   CublasHandle blas_;
   CusolverHandle solver_;
   int eig_max_order_;
+  SideStream side_;
   cuda::TcWorkspace ws_;
   std::string name_;
   std::shared_ptr<void> scratch_, info_;

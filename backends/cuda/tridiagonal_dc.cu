@@ -58,9 +58,22 @@ __global__ void values_kernel(const double* dval, const int* exponent, int n, do
     w[i] = ldexp(dval[i], *exponent);
 }
 
+/// Q := I, Y := V (n x r) and, in place of S = V^T V (r x r), T^{-1} = diag(1/tau) + striu(S) (the
+/// strict lower part is left: the solve reads the upper), with a reflector of tau = 0 (a zero
+/// column of V) as 1 on the diagonal: it then drops out of Q.
+__global__ void ut_factors_kernel(const double* v, const double* tau, int n, int r, double* s, double* y, double* q) {
+  const long stride = static_cast<long>(gridDim.x) * blockDim.x, first = blockIdx.x * blockDim.x + threadIdx.x;
+  for (long i = first; i < static_cast<long>(n) * n; i += stride) q[i] = i % n == i / n ? 1.0 : 0.0;
+  for (long i = first; i < static_cast<long>(n) * r; i += stride) y[i] = v[i];
+  for (long i = first; i < static_cast<long>(r) * r; i += stride) {
+    const long row = i % r, col = i / r;
+    if (row == col) s[i] = tau[row] == 0 ? 1.0 : 1.0 / tau[row];
+  }
+}
+
 /// The workspace, carved in order: FP64 matrices and vectors, then int vectors and scalars.
 struct Workspace {
-  double *q, *z, *zn, *u, *d, *e, *dval;
+  double *q, *z, *zn, *u, *v, *y, *t, *tau, *d, *e, *dval;
   dc::Level level;
   int *exponent, *status;
 
@@ -72,8 +85,8 @@ struct Workspace {
       p += count;
       return r;
     };
-    q = take(nn), z = take(nn), zn = take(nn), u = take(nn);
-    d = take(n), e = take(n), dval = take(n);
+    q = take(nn), z = take(nn), zn = take(nn), u = take(nn), v = take(nn), y = take(nn), t = take(nn);
+    tau = take(n), d = take(n), e = take(n), dval = take(n);
     dc::Level& L = level;
     L.n = n;
     L.e = e;
@@ -93,9 +106,23 @@ struct Workspace {
   }
   static std::size_t bytes(int n) {
     const long nn = static_cast<long>(n) * n;
-    return sizeof(double) * (4 * nn + 10L * n) + sizeof(int) * (9L * n + 2);
+    return sizeof(double) * (7 * nn + 11L * n) + sizeof(int) * (9L * n + 2);
   }
 };
+
+/// Q := H_0 ... H_{r-1} = I - V T V^T, r = n - 2 (symmetric_eig.cuh), on the side stream:
+/// S = V^T V, T^{-1} from it, Y := V T by a triangular solve, Q := I - Y V^T.
+void form_q(Workspace& ws, int n, const SideStream& side) {
+  const int r = n - 2;
+  const double one = 1, zero = 0, minus_one = -1;
+  RANDNLA_CUDA(cublasDgemm(side.blas, CUBLAS_OP_T, CUBLAS_OP_N, r, r, n, &one, ws.v, n, ws.v, n, &zero, ws.t, r));
+  ut_factors_kernel<<<std::min((n * n + 255) / 256, 1024), 256, 0, side.stream>>>(ws.v, ws.tau, n, r, ws.t, ws.y,
+                                                                                   ws.q);
+  RANDNLA_CUDA_LAUNCH("UT transform factors");
+  RANDNLA_CUDA(cublasDtrsm(side.blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, r,
+                           &one, ws.t, r, ws.y, n));
+  RANDNLA_CUDA(cublasDgemm(side.blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, r, &minus_one, ws.y, n, ws.v, n, &one, ws.q, n));
+}
 
 void dgemm(cublasHandle_t blas, int n, const double* a, const double* b, double* c, int ldc) {
   const double one = 1, zero = 0;
@@ -133,12 +160,17 @@ void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t 
 std::size_t symmetric_eig_dc_workspace_bytes(int n) { return Workspace::bytes(n); }
 
 bool symmetric_eig_dc(MatrixView<double> g, MatrixView<double> w, void* workspace, cublasHandle_t blas,
-                      cudaStream_t s) {
+                      cudaStream_t s, const SideStream& side) {
   const int n = static_cast<int>(g.rows());
   Workspace ws(workspace, n);
   RANDNLA_CUDA(cudaMemsetAsync(ws.status, 0, sizeof(int), s));
-  launch_tridiagonalize(g.data(), g.ld(), n, ws.d, ws.e, ws.q, n, ws.exponent, ws.status, s);
+  launch_tridiagonalize(g.data(), g.ld(), n, ws.d, ws.e, ws.v, n, ws.tau, ws.exponent, ws.status, s);
+  RANDNLA_CUDA(cudaEventRecord(side.reduced, s));
+  RANDNLA_CUDA(cudaStreamWaitEvent(side.stream, side.reduced, 0));
+  form_q(ws, n, side);
+  RANDNLA_CUDA(cudaEventRecord(side.formed, side.stream));
   divide_and_conquer(ws, n, blas, s);
+  RANDNLA_CUDA(cudaStreamWaitEvent(s, side.formed, 0));  // also before the workspace is freed on s
   int status = 0;
   RANDNLA_CUDA(cudaMemcpyAsync(&status, ws.status, sizeof status, cudaMemcpyDeviceToHost, s));
   RANDNLA_CUDA(cudaStreamSynchronize(s));

@@ -1,12 +1,14 @@
 // The phases of one Householder step of the reduction of a symmetric FP64 matrix to tridiagonal
-// form, G = Q T Q^T (LAPACK dsytd2 with Q accumulated, Golub & Van Loan Alg. 8.3.1), for a
-// thread-block cluster whose blocks each hold a slice of rows of G and of Q in shared memory
-// (tridiagonalize_sm90.cu). In step j every block copies the reflector (I - tau v v^T) that the
-// owner of row j published and computes p = tau G v for its rows; after the step's one cluster
-// barrier every block gathers w = p - (tau/2)(p^T v) v and updates its rows of G := G - v w^T -
-// w v^T and of Q := Q (I - tau v v^T). The owner of row j + 1 updates that row first and
-// publishes the next reflector while the others update, so that the next step need not wait for
-// a second barrier. The symmetric matrix is stored whole: G v is a dot product per row.
+// form, G = Q T Q^T (LAPACK dsytd2, Golub & Van Loan Alg. 8.3.1), for a thread-block cluster
+// whose blocks each hold a slice of rows of G in shared memory (tridiagonalize_sm90.cu). In step
+// j every block copies the reflector (I - tau v v^T) that the owner of row j published and
+// computes p = tau G v for its rows; after the step's one cluster barrier every block gathers
+// w = p - (tau/2)(p^T v) v and updates its rows of G := G - v w^T - w v^T. The owner of row j + 1
+// updates that row first and publishes the next reflector while the others update, so that the
+// next step need not wait for a second barrier. The symmetric matrix is stored whole: G v is a
+// dot product per row. Q is not accumulated here: the reflectors go to global memory (V, tau),
+// and Q = H_0 ... H_{n-3} is formed from them by matrix products (symmetric_eig.cuh) while the
+// tridiagonal eigenproblem is solved.
 #pragma once
 
 #include <cmath>
@@ -36,13 +38,13 @@ RANDNLA_HD Slice slice(int n, int rows, int rank) {
   return s;
 }
 
-/// One block's slice of shared memory: its rows of G and Q (row-major, stride ld), the reflector
+/// One block's slice of shared memory: its rows of G (row-major, stride ld), the reflector
 /// it publishes (vpub, tau) when it owns row j, the local copy v of the step's reflector, the
 /// gathered w, its entries of p and partial sums of p^T v (two buffers, by the step's parity), d
 /// and e of its rows, and scalars (scal[kFlag]: the steps published, read through a release/acquire
 /// pair).
 struct Panel {
-  double *a, *q, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
+  double *a, *vpub, *v, *w, *p, *part, *dl, *el, *scal, *red;
   enum { kTau = 0, kMax = 1, kFlag = 2, kScalars = 3 };  // kTau: the step's tau, as product() read it
   enum { kWarpSlots = 16 };  ///< part: one partial sum of p^T v per warp (at most 16) and parity
 };
@@ -50,8 +52,7 @@ struct Panel {
 RANDNLA_HD Panel panel(double* base, const Slice& s) {
   Panel P;
   P.a = base;
-  P.q = P.a + static_cast<long>(s.rows) * s.ld;
-  P.vpub = P.q + static_cast<long>(s.rows) * s.ld;
+  P.vpub = P.a + static_cast<long>(s.rows) * s.ld;
   P.v = P.vpub + s.ld;
   P.w = P.v + s.ld;
   P.p = P.w + s.ld;
@@ -65,7 +66,7 @@ RANDNLA_HD Panel panel(double* base, const Slice& s) {
 
 /// Doubles of shared memory per block (the reduction space: one per warp).
 inline long panel_doubles(const Slice& s) {
-  return 2L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + 2L * Panel::kWarpSlots + Panel::kScalars + 32;
+  return 1L * s.rows * s.ld + 3L * s.ld + 4L * s.rows + 2L * Panel::kWarpSlots + Panel::kScalars + 32;
 }
 
 /// Threads of the block as warps of `lanes` (32 on the device, 1 when run one thread at a time).
@@ -75,16 +76,6 @@ struct Team {
   RANDNLA_HD int warp() const { return tid / lanes; }
   RANDNLA_HD int warps() const { return nth / lanes; }
 };
-
-/// sum over c in [c0, ld) of x[c] y[c], c0 even, by the lanes of a warp in pairs of doubles.
-RANDNLA_HD double dot_pairs(const double* x, const double* y, int c0, int ld, const Team& t) {
-  double s = 0;
-  for (int c = c0 + 2 * t.lane(); c < ld; c += 2 * t.lanes) {
-    const double2 a = *reinterpret_cast<const double2*>(x + c), b = *reinterpret_cast<const double2*>(y + c);
-    s += a.x * b.x + a.y * b.y;
-  }
-  return warp_reduce(s);
-}
 
 /// x[c] -= f y[c] + g z[c] for c in [c0, ld), c0 even, by the lanes of a warp in pairs.
 RANDNLA_HD void axpy_pairs(double* x, double f, const double* y, double g, const double* z, int c0, int ld,
@@ -101,7 +92,7 @@ RANDNLA_HD void axpy_pairs(double* x, double f, const double* y, double g, const
 /// max(a, b) that keeps a NaN from either side.
 RANDNLA_HD double nan_max(double a, double b) { return a != a || b <= a ? a : b; }
 
-/// Loads the block's rows of G (upper triangle mirrored) and of Q = I, zeroes the padding and v
+/// Loads the block's rows of G (upper triangle mirrored), zeroes the padding and v
 /// and w; returns max |g_ij| over the block's rows (NaN if one is NaN).
 RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg, const Team& t) {
   double mx = 0;
@@ -109,7 +100,6 @@ RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg
     const int i = s.r0 + static_cast<int>(idx / s.ld), c = static_cast<int>(idx % s.ld);
     const double x = c >= s.n ? 0.0 : i <= c ? g[i + c * ldg] : g[c + i * ldg];
     P.a[idx] = x;
-    P.q[idx] = i == c ? 1.0 : 0.0;
     mx = nan_max(mx, fabs(x));
   }
   for (int c = t.tid; c < s.ld; c += t.nth) P.vpub[c] = P.v[c] = P.w[c] = 0;
@@ -130,10 +120,19 @@ RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team&
   RANDNLA_SYNC();
 }
 
+/// Where the reflectors go: column i of V (n x (n - 2), ld ldv) holds v_i below row i (v_i(i+1) =
+/// 1; the rows above are left to finish), tau[i] its tau; a reflector with tau = 0 (H_i = I) is
+/// stored as a zero column.
+struct Reflectors {
+  double* v;
+  long ldv;
+  double* tau;
+};
+
 /// The owner of row i, by one warp (`t` its lanes) and after the update of step i - 1 (v, w)
 /// when i > 0: row i of G updated, then the reflector that zeroes G(i, i+2:n) into vpub, with
-/// tau in vpub[i], and d_i, e_i.
-RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) {
+/// tau in vpub[i], and into H; d_i, e_i.
+RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Reflectors& H, const Team& t) {
   double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
   const double vi = i > 0 ? P.v[i] : 0.0, wi = i > 0 ? P.w[i] : 0.0;
   double ss = 0;
@@ -151,8 +150,17 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Team& t) 
     scale = 1.0 / (alpha - beta);
   }
   // vpub[i] carries tau: the readers need both, and v_i = 0 is implied (product()).
-  for (int c = i + t.lane(); c < s.n; c += t.lanes) P.vpub[c] = c == i ? tau : c == i + 1 ? 1.0 : row[c] * scale;
+  double* hv = H.v + i * H.ldv;
+  for (int c = i + t.lane(); c < s.n; c += t.lanes) {
+    const double x = c == i + 1 ? 1.0 : row[c] * scale;
+    if (c > i) {
+      P.vpub[c] = x;
+      hv[c] = tau == 0 ? 0.0 : x;
+    }
+  }
   if (t.lane() == 0) {
+    P.vpub[i] = tau;
+    H.tau[i] = tau;
     P.dl[i - s.r0] = row[i];
     P.el[i - s.r0] = beta;
   }
@@ -226,34 +234,27 @@ RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int 
   RANDNLA_SYNC();
 }
 
-/// G := G - v w^T - w v^T on the block's rows below j except `skip`, and Q := Q (I - tau v v^T)
-/// on its rows of Q, the two row lists shared out over warps first_warp.. together (no barrier).
-RANDNLA_HD void update(const Slice& s, const Panel& P, int j, double tau, int skip, int first_warp, const Team& t) {
+/// G := G - v w^T - w v^T on the block's rows below j except `skip`, shared out over warps
+/// first_warp.. (no barrier).
+RANDNLA_HD void update(const Slice& s, const Panel& P, int j, int skip, int first_warp, const Team& t) {
   if (t.warp() < first_warp) return;
-  const int c0 = j & ~1, first = s.r0 > j + 1 ? s.r0 : j + 1, rows_g = s.r1 > first ? s.r1 - first : 0;
-  for (int item = t.warp() - first_warp; item < rows_g + (s.r1 - s.r0); item += t.warps() - first_warp) {
-    if (item < rows_g) {
-      const int i = first + item;
-      if (i != skip) axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
-    } else {
-      double* row = P.q + static_cast<long>(item - rows_g) * s.ld;
-      axpy_pairs(row, tau * dot_pairs(row, P.v, c0, s.ld, t), P.v, 0.0, P.v, c0, s.ld, t);
-    }
-  }
+  const int c0 = j & ~1, first = s.r0 > j + 1 ? s.r0 : j + 1;
+  for (int i = first + t.warp() - first_warp; i < s.r1; i += t.warps() - first_warp)
+    if (i != skip) axpy_pairs(P.a + static_cast<long>(i - s.r0) * s.ld, P.v[i], P.w, P.w[i], P.v, c0, s.ld, t);
 }
 
-/// After the last step: the block's d and e (the trailing 2 x 2 block's from G) and rows of Q (ld ldq).
-RANDNLA_HD void finish(const Slice& s, const Panel& P, double* d, double* e, double* q, long ldq, const Team& t) {
+/// After the last step: the block's d and e (the trailing 2 x 2 block's from G), and the zeros
+/// above the reflectors of its rows in V.
+RANDNLA_HD void finish(const Slice& s, const Panel& P, double* d, double* e, const Reflectors& H, const Team& t) {
   const int n = s.n;
   for (int i = s.r0 + t.tid; i < s.r1; i += t.nth) {
     const double* row = P.a + static_cast<long>(i - s.r0) * s.ld;
     d[i] = i < n - 2 ? P.dl[i - s.r0] : row[i];
     if (i < n - 1) e[i] = i < n - 2 ? P.el[i - s.r0] : row[i + 1];
   }
-  for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * n; idx += t.nth) {
-    const int i = s.r0 + static_cast<int>(idx / n), c = static_cast<int>(idx % n);
-    q[i + c * ldq] = P.q[static_cast<long>(i - s.r0) * s.ld + c];
-  }
+  const int last = s.r1 < n - 2 ? s.r1 : n - 2;
+  for (int i = s.r0; i < last; ++i)
+    for (int c = t.tid; c <= i; c += t.nth) H.v[c + i * H.ldv] = 0.0;
 }
 
 }  // namespace tri

@@ -1,5 +1,5 @@
 // Tridiagonalisation of a small symmetric FP64 matrix in one thread-block cluster: each block
-// holds a slice of rows of G and of Q in shared memory and reads the reflector and the other
+// holds a slice of rows of G in shared memory and reads the reflector and the other
 // blocks' parts of p through distributed shared memory; a step costs one cluster barrier and one
 // release/acquire flag instead of the several kernel launches per column of a library
 // tridiagonalisation (tridiagonalize.cuh).
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 
 #include "cuda_check.hpp"
 #include "symmetric_eig.cuh"
@@ -21,7 +22,7 @@ using tri::Panel;
 
 constexpr int kThreads = 512;
 static_assert(kThreads / 32 <= Panel::kWarpSlots, "one partial-sum slot per warp");
-constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
+constexpr int kClusterSizes[] = {4, 8, 16};  // portable sizes first; 16 needs the non-portable opt-in
 
 /// The flag word of a panel (its steps published).
 __device__ int* flag_of(const Panel& P) { return reinterpret_cast<int*>(P.scal + Panel::kFlag); }
@@ -42,8 +43,8 @@ __device__ void wait_published(const Panel& O, int step) {
 }
 
 __global__ void __launch_bounds__(kThreads)
-    tridiagonalize_kernel(const double* g, index_t ldg, int n, int rows, double* d, double* e, double* q,
-                          index_t ldq, int* exponent, int* status) {
+    tridiagonalize_kernel(const double* g, index_t ldg, int n, int rows, double* d, double* e, tri::Reflectors H,
+                          int* exponent, int* status) {
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank()), blocks = static_cast<int>(cluster.num_blocks());
   extern __shared__ double sh[];
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(kThreads)
   tri::scale_rows(s, P, ldexp(1.0, -ex), t);
 
   if (rank == 0 && t.warp() == 0) {
-    tri::reflector(s, P, 0, t);
+    tri::reflector(s, P, 0, H, t);
     publish(P, 0);
   }
   for (int j = 0; j < n - 2; ++j) {
@@ -81,14 +82,14 @@ __global__ void __launch_bounds__(kThreads)
     // the other warps update the rest.
     const bool next = j + 1 < n - 2 && rank == (j + 1) / rows;
     if (next && t.warp() == 0) {
-      tri::reflector(s, P, j + 1, t);
+      tri::reflector(s, P, j + 1, H, t);
       publish(P, j + 1);
     } else {
-      tri::update(s, P, j, tau, next ? j + 1 : -1, next ? 1 : 0, t);
+      tri::update(s, P, j, next ? j + 1 : -1, next ? 1 : 0, t);
     }
   }
   __syncthreads();
-  tri::finish(s, P, d, e, q, ldq, t);
+  tri::finish(s, P, d, e, H, t);
   if (rank == 0 && t.tid == 0) {
     *exponent = ex;
     if (!finite) *status = 1;
@@ -128,6 +129,7 @@ cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s,
 /// The smallest cluster whose blocks' shared memory holds order n's slices (0: none): at l = 272,
 /// 8 blocks took 1.60-1.63 ms on the H100 and 16 took 1.74-1.90 (perf_tests/results/2026-11-22_h100_dc_eig).
 int cluster_size(int n, int device) {
+  if (const char* x = std::getenv("RANDNLA_EXPERIMENT_CLUSTER")) return std::atoi(x);
   for (int c : kClusterSizes)
     if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;
   return 0;
@@ -160,16 +162,16 @@ int tridiagonalize_max_order(int device) {
   return best;
 }
 
-void launch_tridiagonalize(const double* g, index_t ldg, int n, double* d, double* e, double* q, index_t ldq,
-                           int* exponent, int* status, cudaStream_t s) {
+void launch_tridiagonalize(const double* g, index_t ldg, int n, double* d, double* e, double* v, index_t ldv,
+                           double* tau, int* exponent, int* status, cudaStream_t s) {
   int device = 0;
   RANDNLA_CUDA(cudaGetDevice(&device));
   const int cluster = cluster_size(n, device);
   require(n >= 3 && cluster != 0, "n", n, "is outside the cluster tridiagonalisation's range");
   cudaLaunchAttribute attribute{};
   const cudaLaunchConfig_t config = launch_config(cluster, smem_bytes(n, cluster), s, attribute);
-  RANDNLA_CUDA(cudaLaunchKernelEx(&config, tridiagonalize_kernel, g, ldg, n, rows_per_block(n, cluster), d, e, q, ldq,
-                                  exponent, status));
+  RANDNLA_CUDA(cudaLaunchKernelEx(&config, tridiagonalize_kernel, g, ldg, n, rows_per_block(n, cluster), d, e,
+                                  tri::Reflectors{v, ldv, tau}, exponent, status));
 }
 
 }  // namespace cuda
