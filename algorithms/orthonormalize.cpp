@@ -44,81 +44,89 @@ double distance_from_identity(Backend& b, MatrixView<double> g) {
 
 enum class Pass { Cholesky, Scaled, Breakdown };
 
-/// Y := Y R^{-1}, one product with the inverse Cholesky factor.
-void multiply_by_inverse_factor(Backend& b, Matrix<double>& y, MatrixView<const double> rinv) {
+/// Y R^{-1}, one product with the inverse Cholesky factor, into a new matrix.
+Matrix<double> multiply_by_inverse_factor(Backend& b, MatrixView<const double> y, MatrixView<const double> rinv) {
   Matrix<double> q(b, y.rows(), y.cols(), "Q");
   b.gemm(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
-  y = q;
+  return q;
 }
 
-/// One CholeskyQR pass on the equilibrated Gram matrix: Y := Y R^{-1} with R^{-1} = D R'^{-1},
+/// One CholeskyQR pass on the equilibrated Gram matrix: next := Y R^{-1} with R^{-1} = D R'^{-1},
 /// R'^T R' = D G D (R^T R = G: the factor of a Cholesky that did not see Y's column scaling). With
-/// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass at Y := Y D (Pass::Scaled).
-Pass cholesky_qr_pass(Backend& b, Matrix<double>& y, bool stop_when_orthogonal) {
-  Matrix<double> g = gram(b, y), d(b, y.cols(), 1, "D");
+/// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass with Q = Y D (Pass::Scaled, D
+/// in d). Y is not written.
+Pass cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& next, Matrix<double>& d,
+                      bool stop_when_orthogonal) {
+  Matrix<double> g = gram(b, y);
   b.equilibrate(g, d);
-  if (stop_when_orthogonal && distance_from_identity(b, g) <= kFp32UnitRoundoff) {
-    b.scale_columns(d, y.view());
-    return Pass::Scaled;
-  }
+  if (stop_when_orthogonal && distance_from_identity(b, g) <= kFp32UnitRoundoff) return Pass::Scaled;
   Matrix<double> rinv(b, y.cols(), y.cols(), "R^-1");
   if (b.inverse_cholesky_factor(g, rinv) != 0) return Pass::Breakdown;
   b.scale_rows(d, rinv);
-  multiply_by_inverse_factor(b, y, rinv);
+  next = multiply_by_inverse_factor(b, y, rinv);
   return Pass::Cholesky;
 }
 
 /// Shifted CholeskyQR's first pass: Fukaya, Kannan, Nakatsukasa, Yamamoto, Yanagisawa (2020),
 /// Eq. (4.2): shift s = 11 (mn + n(n+1)) u ||Y||_2^2, with ||Y||_F >= ||Y||_2 and u the FP64 unit
 /// roundoff. False on a breakdown.
-bool shifted_cholesky_qr_pass(Backend& b, Matrix<double>& y) {
+bool shifted_cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& next) {
   const double m = static_cast<double>(y.rows()), l = static_cast<double>(y.cols());
-  const double norm = b.frobenius_norm(MatrixView<const double>(y.view()));
+  const double norm = b.frobenius_norm(y);
   const double u = std::numeric_limits<double>::epsilon() / 2;
   Matrix<double> g = gram(b, y), rinv(b, y.cols(), y.cols(), "R^-1");
   b.add_to_diagonal(g, 11.0 * (m * l + l * (l + 1)) * u * norm * norm);
   if (b.inverse_cholesky_factor(g, rinv) != 0) return false;
-  multiply_by_inverse_factor(b, y, rinv);
+  next = multiply_by_inverse_factor(b, y, rinv);
   return true;
 }
 
-/// CholeskyQR in FP64 of the working copy Y (consumed), Q := the result in FP32: `passes` passes,
-/// or with passes = 0 (Auto) passes until the equilibrated Gram matrix is I, at most two with a
-/// Cholesky factorisation; after a shifted first pass when `shifted`. Q is written only on
-/// success: when ||Q||_F is finite and at most 2 sqrt(l) (an orthonormal Q has sqrt(l); a larger
-/// one is no basis). Returns the Cholesky passes run (0: Y's columns were orthogonal), -1 on failure.
-int cholesky_qr(Backend& b, Matrix<double> y, MatrixView<float> q, int passes, bool shifted) {
-  if (shifted && !shifted_cholesky_qr_pass(b, y)) return -1;
+/// CholeskyQR in FP64 of Y (not written), Q := the result in FP32: `passes` passes, or with
+/// passes = 0 (Auto) passes until the equilibrated Gram matrix is I, at most two with a Cholesky
+/// factorisation; after a shifted first pass when `shifted`. Q is written only on success: when
+/// ||Q||_F is finite and at most 2 sqrt(l) (an orthonormal Q has sqrt(l); a larger one is no
+/// basis; a pass that ends in the scaling has ||Q||_F^2 = trace(D G D) within l 2^-24 of l
+/// already). Returns the Cholesky passes run (0: Y's columns were orthogonal), -1 on failure.
+int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, int passes, bool shifted) {
+  Matrix<double> latest, d(b, y0.cols(), 1, "D");
+  MatrixView<const double> y = y0;
+  if (shifted) {
+    if (!shifted_cholesky_qr_pass(b, y, latest)) return -1;
+    y = latest.view();
+  }
   const bool adaptive = passes == 0;
   int ran = 0;
   for (int p = 0; p < (adaptive ? 2 : passes); ++p) {
-    const Pass pass = cholesky_qr_pass(b, y, adaptive);
+    const Pass pass = cholesky_qr_pass(b, y, latest, d, adaptive);
     if (pass == Pass::Breakdown) return -1;
-    if (pass == Pass::Scaled) break;
+    if (pass == Pass::Scaled) {
+      b.convert_scaled(y, d, q);
+      return ran;
+    }
+    y = latest.view();
     ++ran;
   }
-  const double norm = b.frobenius_norm(MatrixView<const double>(y.view()));
+  const double norm = b.frobenius_norm(y);
   if (!(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return -1;
-  b.convert(MatrixView<const double>(y.view()), q);
+  b.convert(y, q);
   return ran;
 }
 
-/// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder.
-/// `working_copy` gives a fresh FP64 copy of Y for each attempt; `y_into_q` puts Y into Q for
-/// Householder QR.
-Orthonormalizer orthonormalize_with_fallback(Backend& b, const std::function<Matrix<double>()>& working_copy,
+/// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder on the FP64
+/// panel Y (which no attempt writes); `y_into_q` puts Y into Q for Householder QR.
+Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double> y,
                                              const std::function<void()>& y_into_q, MatrixView<float> q,
                                              Orthonormalizer method) {
   if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
     const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
-    switch (cholesky_qr(b, working_copy(), q, asked, false)) {
+    switch (cholesky_qr(b, y, q, asked, false)) {
       case 0: return Orthonormalizer::ColumnScaling;
       case 1: return Orthonormalizer::CholeskyQR;
       case 2: return Orthonormalizer::CholeskyQR2;
       default: break;
     }
   }
-  if (method != Orthonormalizer::Householder && cholesky_qr(b, working_copy(), q, 2, true) >= 0)
+  if (method != Orthonormalizer::Householder && cholesky_qr(b, y, q, 2, true) >= 0)
     return Orthonormalizer::ShiftedCholeskyQR3;
   y_into_q();
   b.householder_q(q);
@@ -130,12 +138,9 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, const std::function<Mat
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
   if (y.cols() == 0) return method;
-  const auto converted = [&] {
-    Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
-    backend.convert(MatrixView<const float>(y), yd.view());
-    return yd;
-  };
-  return orthonormalize_with_fallback(backend, converted, [] {}, y, method);
+  Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
+  backend.convert(MatrixView<const float>(y), yd.view());
+  return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);
 }
 
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,
@@ -143,12 +148,7 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, Mat
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
   require_shape(q, y.rows(), y.cols(), "Q");
   if (y.cols() == 0) return method;
-  const auto copied = [&] {
-    Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
-    backend.copy(y, yd.view());
-    return yd;
-  };
-  return orthonormalize_with_fallback(backend, copied, [&] { backend.convert(y, q); }, q, method);
+  return orthonormalize_with_fallback(backend, y, [&] { backend.convert(y, q); }, q, method);
 }
 
 }  // namespace randnla

@@ -450,7 +450,8 @@ TEST(Gpu, SymmetricEigMatchesLapackOnEverySpectrum) {
   }
 }
 
-// CholeskyQR's equilibration and the FP64 column scaling give the host's bits.
+// CholeskyQR's equilibration, the FP64 column scaling and the scaled conversion to FP32 give the
+// host's bits.
 TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -469,6 +470,11 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   dev->copy(MatrixView<const double>(hy.view()), dy.view());
   host->equilibrate(hg.view(), hd.view());
   dev->equilibrate(dg.view(), dd.view());
+  Matrix<float> hq(*host, m, n), dq(*dev, m, n), q(*host, m, n);
+  host->convert_scaled(hy, hd, hq.view());
+  dev->convert_scaled(dy, dd, dq.view());
+  dev->copy(MatrixView<const float>(dq.view()), q.view());
+  EXPECT_EQ(0, std::memcmp(q.data(), hq.data(), sizeof(float) * m * n));
   host->scale_columns(hd, hy.view());
   dev->scale_columns(dd, dy.view());
   Matrix<double> g(*host, n, n), d(*host, n, 1), y(*host, m, n);

@@ -161,6 +161,12 @@ class CudaBackend final : public Backend {
   void convert(MatrixView<const float> s, MatrixView<double> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
   void convert(MatrixView<const double> s, MatrixView<float> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
   void convert(MatrixView<const float> s, MatrixView<fp16> d) override { same_shape(s, d), cuda::launch_convert(s, d, stream_->get()); }
+  void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
+    same_shape(src, d);
+    device_only(s, "s");
+    require_scale_shape(s, src, false);
+    cuda::launch_convert_scaled(src, s.data(), d, stream_->get());
+  }
   void transpose(MatrixView<const float> s, MatrixView<float> d) override {
     device_only(s, "src");
     device_only(d, "dst");

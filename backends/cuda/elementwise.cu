@@ -108,6 +108,10 @@ void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStr
   for_each(src.rows(), src.cols(), s, "convert f64->f32",
            [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j)); });
 }
+void launch_convert_scaled(MatrixView<const double> src, const double* scale, MatrixView<float> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f64->f32, columns scaled",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j) * scale[j]); });
+}
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f32->f16", [=] __device__(index_t i, index_t j) {
     at(dst, i, j) = fp16{__half_as_ushort(__float2half_rn(at(src, i, j)))};

@@ -14,6 +14,7 @@ void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_
 void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s);
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
+void launch_convert_scaled(MatrixView<const double> src, const double* scale, MatrixView<float> dst, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
 /// X(i, j) *= scale[i] (by_row) or scale[j].

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "cuda_check.hpp"
 #include "symmetric_eig.cuh"
@@ -22,7 +21,7 @@ using tri::Panel;
 
 constexpr int kThreads = 512;
 static_assert(kThreads / 32 <= Panel::kWarpSlots, "one partial-sum slot per warp");
-constexpr int kClusterSizes[] = {4, 8, 16};  // portable sizes first; 16 needs the non-portable opt-in
+constexpr int kClusterSizes[] = {8, 16};  // the portable size first; 16 needs the non-portable opt-in
 
 /// The flag word of a panel (its steps published).
 __device__ int* flag_of(const Panel& P) { return reinterpret_cast<int*>(P.scal + Panel::kFlag); }
@@ -126,10 +125,10 @@ cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s,
   return config;
 }
 
-/// The smallest cluster whose blocks' shared memory holds order n's slices (0: none): at l = 272,
-/// 8 blocks took 1.60-1.63 ms on the H100 and 16 took 1.74-1.90 (perf_tests/results/2026-11-22_h100_dc_eig).
+/// The smallest cluster of 8 or 16 whose blocks' shared memory holds order n's slices (0: none):
+/// at l = 272 on the H100, 8 blocks took 1.28 ms, 4 took 1.49 and 16 took 1.65
+/// (perf_tests/results/2026-11-22_h100_side_q).
 int cluster_size(int n, int device) {
-  if (const char* x = std::getenv("RANDNLA_EXPERIMENT_CLUSTER")) return std::atoi(x);
   for (int c : kClusterSizes)
     if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;
   return 0;

@@ -83,6 +83,15 @@ class HostBackend final : public Backend {
   void convert(MatrixView<const float> s, MatrixView<fp16> d) override {
     map(s, d, [](float v) { return to_fp16(v); });
   }
+  void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
+    host_only(src, "src");
+    host_only(s, "s");
+    host_only(d, "dst");
+    require_scale_shape(s, src, false);
+    require_shape(d, src.rows(), src.cols(), "dst");
+    const double* sv = s.data();
+    for_each_element(src.rows(), src.cols(), [=](index_t i, index_t j) { d(i, j) = static_cast<float>(src(i, j) * sv[j]); });
+  }
   void transpose(MatrixView<const float> s, MatrixView<float> d) override {
     host_only(s, "src");
     host_only(d, "dst");

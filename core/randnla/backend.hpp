@@ -147,6 +147,9 @@ class Backend {
   virtual void convert(MatrixView<const float> src, MatrixView<double> dst) = 0;
   virtual void convert(MatrixView<const double> src, MatrixView<float> dst) = 0;
   virtual void convert(MatrixView<const float> src, MatrixView<fp16> dst) = 0;  ///< RN, overflow -> Inf
+  /// dst := src diag(s) rounded once to FP32: src m x n FP64, s n x 1 FP64, all in this backend's
+  /// memory (CholeskyQR's last column scaling and its conversion in one pass).
+  virtual void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
   virtual void transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;  ///< dst := src^T
   /// X(:, j) *= s[j] for each column j; s is a vector in this backend's memory of length X.cols.
   virtual void scale_columns(MatrixView<const float> s, MatrixView<float> x) = 0;
