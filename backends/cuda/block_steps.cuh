@@ -16,6 +16,16 @@
 namespace randnla {
 namespace cuda {
 
+/// The barrier of the nth threads that run a step together: one warp (nth <= 32, so that a kernel
+/// may run different steps in different warps at once) or the whole block.
+RANDNLA_HD void team_sync(int nth) {
+#ifdef __CUDA_ARCH__
+  if (nth <= 32) __syncwarp(); else __syncthreads();
+#else
+  (void)nth;
+#endif
+}
+
 /// The warp's sum (or product) of one value per lane, in every lane.
 template <bool Product = false>
 RANDNLA_HD double warp_reduce(double v) {

@@ -1,7 +1,8 @@
 // Divide and conquer on the device for the tridiagonal matrix of launch_tridiagonalize, and the
-// whole small symmetric eigensolver (symmetric_eig_dc). Each level of the merge tree is four
-// launches over all its merges at once (deflation, one block per root, per weight, per column:
-// tridiagonal_dc.cuh) and one DGEMM with the level's block-diagonal factor.
+// whole small symmetric eigensolver (symmetric_eig_dc). The levels that merge within 32 rows run in
+// one launch (a block per 32 rows); each level above is four launches over all its merges at once
+// (deflation, one block per root, per weight, per column: tridiagonal_dc.cuh) and one DGEMM with
+// the level's block-diagonal factor.
 #include <algorithm>
 #include <cfloat>
 #include <utility>
@@ -17,6 +18,8 @@ namespace {
 
 constexpr int kMergeThreads = 256;  // deflation: one block per merge
 constexpr int kItemThreads = 32;    // roots, weights and columns: one block each
+constexpr int kGroupRows = 32;      // the levels that merge within 32 rows: one block per 32 rows
+constexpr int kGroupWarpDoubles = (dc::deflate_smem_bytes(kGroupRows) + 7) / 8;  // the largest step's
 
 /// The 1 x 1 leaves: d_i less |e| on both sides, eigenvector e_i (z zeroed by the caller).
 __global__ void leaves_kernel(const double* d, const double* e, int n, double* dval, double* z) {
@@ -51,6 +54,42 @@ __global__ void __launch_bounds__(kItemThreads) column_kernel(dc::Level L, int* 
   dc::column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
   for (int t = threadIdx.x; t < s; t += blockDim.x)
     if (!(fabs(sh[t]) <= DBL_MAX)) *status = 2;
+}
+
+/// Every level that merges within kGroupRows rows, for one group of rows per block (a warp per
+/// merge for the deflation, a warp per item for the roots, weights and columns, the group's
+/// diagonal block of Z := Z U in place): one launch instead of five per level. Z and U are block
+/// diagonal at these levels, with blocks inside the groups.
+__global__ void __launch_bounds__(kGroupRows * 32) low_levels_kernel(dc::Level L, double* z, int* status) {
+  extern __shared__ double sh[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g0 = blockIdx.x * kGroupRows;
+  const int rows = min(kGroupRows, L.n - g0);
+  double* mine = sh + warp * kGroupWarpDoubles;
+  L.z = z;
+  for (int half = 1; half < kGroupRows && half < L.n; half *= 2) {
+    L.half = half;
+    const int first = g0 / (2 * half), merges = (rows + 2 * half - 1) / (2 * half);
+    const int b = (g0 + warp) / (2 * half), x = g0 + warp - 2 * half * b;
+    if (warp < merges) dc::deflate(L, first + warp, lane, 32, mine);
+    __syncthreads();
+    if (warp < rows) dc::root(L, b, x, lane, 32, nullptr, mine);
+    __syncthreads();
+    if (warp < rows) dc::weight_and_rank(L, b, x, lane, 32, nullptr, mine);
+    __syncthreads();
+    if (warp < rows) {
+      dc::column(L, b, x, lane, 32, nullptr, mine);
+      for (int t = lane; t < dc::merge_of(L, b).s; t += 32)
+        if (!(fabs(mine[t]) <= DBL_MAX)) *status = 2;
+    }
+    __syncthreads();
+    double zu = 0;  // thread (r, c) of the group's block: (Z U)(g0 + r, g0 + c)
+    const int r = lane, c = warp;
+    if (r < rows && c < rows)
+      for (int k = 0; k < rows; ++k) zu += z[(g0 + r) + static_cast<long>(g0 + k) * L.n] * L.u[(g0 + k) + static_cast<long>(g0 + c) * L.n];
+    __syncthreads();
+    if (r < rows && c < rows) z[(g0 + r) + static_cast<long>(g0 + c) * L.n] = zu;
+    __syncthreads();
+  }
 }
 
 __global__ void values_kernel(const double* dval, const int* exponent, int n, double* w) {
@@ -135,7 +174,11 @@ void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t 
   RANDNLA_CUDA(cudaMemsetAsync(ws.u, 0, sizeof(double) * n * n, s));
   leaves_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.d, ws.e, n, ws.dval, ws.z);
   RANDNLA_CUDA_LAUNCH("tridiagonal leaves");
-  for (int half = 1; half < n; half *= 2) {
+  const int group_bytes = kGroupRows * kGroupWarpDoubles * static_cast<int>(sizeof(double));
+  RANDNLA_CUDA(cudaFuncSetAttribute(low_levels_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, group_bytes));
+  low_levels_kernel<<<(n + kGroupRows - 1) / kGroupRows, kGroupRows * 32, group_bytes, s>>>(ws.level, ws.z, ws.status);
+  RANDNLA_CUDA_LAUNCH("divide and conquer: the levels within 32 rows");
+  for (int half = kGroupRows; half < n; half *= 2) {
     dc::Level L = ws.level;
     L.half = half;
     L.z = ws.z;

@@ -56,7 +56,7 @@ RANDNLA_HD Merge merge_of(const Level& L, int b) {
 }
 
 /// Shared memory of deflate for a merge of s rows.
-RANDNLA_HD int deflate_smem_bytes(int s) { return s * (6 * 8 + 5 * 4) + 16; }
+RANDNLA_HD constexpr int deflate_smem_bytes(int s) { return s * (6 * 8 + 5 * 4) + 16; }
 
 /// Sorts the children's eigenpairs by eigenvalue and deflates (dlaed2): one block per merge, its
 /// serial part on shared memory (sh: deflate_smem_bytes(s)), then written out by all threads.
@@ -74,19 +74,19 @@ RANDNLA_HD void deflate(const Level& L, int b, int tid, int nth, double* sh) {
     const double zr = paired ? L.z[row + static_cast<long>(g.o + c) * L.n] : 0.0;
     zc[c] = c < g.s1 || e >= 0 ? zr : -zr;
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   for (int c = tid; c < n; c += nth) {
     int r = 0;
     for (int k = 0; k < n; ++k) r += dc[k] < dc[c] || (dc[k] == dc[c] && k < c);
     perm[r] = c;
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   // z is two unit rows: rho z z^T = (2 rho) (z / sqrt 2)(z / sqrt 2)^T with ||z / sqrt 2|| = 1.
   for (int t = tid; t < n; t += nth) {
     ds[t] = dc[perm[t]];
     zs[t] = zc[perm[t]] * 0.70710678118654752440;
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   const double rho = 2.0 * fabs(e);
   if (tid == 0) {
     double dmax = 0, zmax = 0;
@@ -126,7 +126,7 @@ RANDNLA_HD void deflate(const Level& L, int b, int tid, int nth, double* sh) {
     L.rcount[b] = r;
     L.rho[b] = rho;
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   const int k = count[0], r = count[1];
   for (int t = tid; t < n; t += nth) {
     L.ds[g.o + t] = ds[t];
@@ -167,7 +167,7 @@ RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red
   double *d = sh, *z = sh + k;
   gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
   gather(L.zs + g.o, L.nd + g.o, k, z, tid, nth);
-  RANDNLA_SYNC();
+  team_sync(nth);
   int org = j;
   double lo = 0, hi, f, df;
   if (j < k - 1) {
@@ -222,11 +222,11 @@ RANDNLA_HD Staged stage_roots(const Level& L, const Merge& g, int k, int tid, in
   Staged st{sh, sh + k, sh + 2 * k, sh + 3 * k};
   gather(L.ds + g.o, L.nd + g.o, k, st.d, tid, nth);
   for (int j = tid; j < k; j += nth) st.mu[j] = L.mu[g.o + j];
-  RANDNLA_SYNC();
+  team_sync(nth);
   for (int j = tid; j < k; j += nth) st.dorg[j] = st.d[L.org[g.o + j]];
-  RANDNLA_SYNC();
+  team_sync(nth);
   for (int y = tid; y < g.s; y += nth) st.val[y] = y < k ? st.dorg[y] + st.mu[y] : L.ds[g.o + L.df[g.o + y - k]];
-  RANDNLA_SYNC();
+  team_sync(nth);
   return st;
 }
 
@@ -262,7 +262,7 @@ RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* r
   for (int t = tid; t < g.s; t += nth) col[t] = 0;
   gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
   for (int i = tid; i < k; i += nth) zhat[i] = L.zhat[g.o + i];
-  RANDNLA_SYNC();
+  team_sync(nth);
   double lambda;
   if (x < k) {
     const double dorg = d[L.org[g.o + x]], mu = L.mu[g.o + x];
@@ -280,7 +280,7 @@ RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* r
     lambda = L.ds[g.o + t];
     if (tid == 0) col[t] = 1;
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   if (tid == 0) {
     for (int r = L.rcount[b] - 1; r >= 0; --r) {
       const int p = L.rp[g.o + r], q = L.rq[g.o + r];
@@ -289,7 +289,7 @@ RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* r
       col[q] = s * a + c * bq;
     }
   }
-  RANDNLA_SYNC();
+  team_sync(nth);
   const long j = g.o + L.pos[g.o + x];
   for (int t = tid; t < g.s; t += nth) L.u[(g.o + L.perm[g.o + t]) + j * L.n] = col[t];
   if (tid == 0) L.dval[j] = lambda;
