@@ -23,7 +23,8 @@ namespace cuda {
 namespace dc {
 
 /// One level of the merge tree. Arrays of length n are indexed by absolute row (o + t for the
-/// merge starting at row o); per-merge scalars by the merge's number b.
+/// merge starting at row o), and so are the per-merge scalars (at row o: a kernel that runs
+/// several levels, each block on its own rows, must not share a slot between two merges).
 struct Level {
   int n = 0;
   int half = 0;                  ///< rows of a child block, 2^(L-1)
@@ -122,9 +123,9 @@ RANDNLA_HD void deflate(const Level& L, int b, int tid, int nth, double* sh) {
     }
     if (pj >= 0) nd[k++] = pj;
     count[0] = k, count[1] = r;
-    L.kcount[b] = k;
-    L.rcount[b] = r;
-    L.rho[b] = rho;
+    L.kcount[g.o] = k;
+    L.rcount[g.o] = r;
+    L.rho[g.o] = rho;
   }
   team_sync(nth);
   const int k = count[0], r = count[1];
@@ -161,9 +162,9 @@ RANDNLA_HD void secular(const double* d, const double* z, int k, double rho, dou
 /// Root j of the merge's secular equation (dlaed4's job): one block per root; sh: 2 s doubles.
 RANDNLA_HD void root(const Level& L, int b, int j, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
-  const int k = L.kcount[b];
+  const int k = L.kcount[g.o];
   if (j >= k) return;
-  const double rho = L.rho[b];
+  const double rho = L.rho[g.o];
   double *d = sh, *z = sh + k;
   gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
   gather(L.zs + g.o, L.nd + g.o, k, z, tid, nth);
@@ -235,7 +236,7 @@ RANDNLA_HD Staged stage_roots(const Level& L, const Merge& g, int k, int tid, in
 RANDNLA_HD void weight_and_rank(const Level& L, int b, int x, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
   if (x >= g.s) return;
-  const int k = L.kcount[b];
+  const int k = L.kcount[g.o];
   const Staged st = stage_roots(L, g, k, tid, nth, sh);
   if (x < k) {
     double w = 1;
@@ -257,7 +258,7 @@ RANDNLA_HD void weight_and_rank(const Level& L, int b, int x, int tid, int nth, 
 RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* red, double* sh) {
   const Merge g = merge_of(L, b);
   if (x >= g.s) return;
-  const int k = L.kcount[b];
+  const int k = L.kcount[g.o];
   double *col = sh, *d = sh + g.s, *zhat = d + k;
   for (int t = tid; t < g.s; t += nth) col[t] = 0;
   gather(L.ds + g.o, L.nd + g.o, k, d, tid, nth);
@@ -282,7 +283,7 @@ RANDNLA_HD void column(const Level& L, int b, int x, int tid, int nth, double* r
   }
   team_sync(nth);
   if (tid == 0) {
-    for (int r = L.rcount[b] - 1; r >= 0; --r) {
+    for (int r = L.rcount[g.o] - 1; r >= 0; --r) {
       const int p = L.rp[g.o + r], q = L.rq[g.o + r];
       const double c = L.rc[g.o + r], s = L.rs[g.o + r], a = col[p], bq = col[q];
       col[p] = c * a - s * bq;
