@@ -298,9 +298,9 @@ class CudaBackend final : public Backend {
   }
 
   /// The library's cluster tridiagonalisation and divide and conquer (symmetric_eig.cuh) where the
-  /// device and n allow (compute 9.0, 3 <= n <= eig_max_order_: 464 on the H100, clusters of 8
-  /// blocks up to n = 330 and of 16 above; 2.11-2.15 ms against cuSOLVER's 2.49 at n = 272,
-  /// perf_tests/results/2026-11-22_h100_dc_eig), else cuSOLVER Xsyevd, which also takes the input
+  /// device and n allow (compute 9.0, 3 <= n <= eig_max_order_: 654 on the H100, clusters of 8
+  /// blocks up to n = 464 and of 16 above; 1.77 ms against cuSOLVER's 2.48 at n = 272,
+  /// perf_tests/results/2026-11-22_h100_side_q), else cuSOLVER Xsyevd, which also takes the input
   /// the own path declines (a non-finite entry or eigenvector).
   void symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
     device_only(g, "G");

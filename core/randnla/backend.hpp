@@ -199,7 +199,7 @@ class Backend {
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
   /// Divide and conquer: LAPACK dsyevd on the host; on the CUDA backend the library's own FP64
   /// tridiagonalisation in one thread-block cluster and divide and conquer (Cuppen; Gu & Eisenstat
-  /// 1995) on compute 9.0 devices for 3 <= n <= 464, else cuSOLVER Xsyevd. Throws
+  /// 1995) on compute 9.0 devices for 3 <= n <= 654, else cuSOLVER Xsyevd. Throws
   /// NumericalBreakdown if it does not converge.
   virtual void symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
   /// Thin SVD of A (m x n, m >= n; A is overwritten): A = U diag(s) VT, s descending.
