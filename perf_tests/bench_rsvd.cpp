@@ -17,9 +17,15 @@ using namespace randnla;
 
 double gesvdr_median_ms(const float* a, int m, int n, int k, int p, int iters, float* s, float* u, float* v,
                         double* copy_ms);
+#if defined(RANDNLA_BENCH_GESVDR)
 void cuda_profiler(bool on);
+#else
+void cuda_profiler(bool) {}
+#endif
 
 namespace {
+
+constexpr index_t kRank = 256, kOversampling = 16;  // the benchmark: k = 256, p = 16
 
 Matrix<float> test_matrix(Backend& b, index_t n, index_t rank) {
   Matrix<float> u(b, n, rank, "U"), v(b, n, rank, "V"), sigma(b, rank, 1, "sigma"), a(b, n, n, "A");
@@ -50,17 +56,13 @@ double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float
 void profile_one(Backend& b, index_t n, int q) {
   const Matrix<float> a = test_matrix(b, n, 1024);
   RsvdOptions o;
-  o.oversampling = 16;
+  o.oversampling = kOversampling;
   o.power_iterations = q;
   o.error_probes = 0;
   for (int rep = 0; rep < 2; ++rep) {
-#if defined(RANDNLA_BENCH_GESVDR)
     if (rep == 1) cuda_profiler(true);
-#endif
-    const RsvdResult r = rsvd(b, a, 256, o);
-#if defined(RANDNLA_BENCH_GESVDR)
+    const RsvdResult r = rsvd(b, a, kRank, o);
     if (rep == 1) cuda_profiler(false);
-#endif
     const RsvdReport& rp = r.report;
     std::printf("n=%ld q=%d auto total %.3f ms [proj %.2f, orth %.2f, QtA %.2f, svd %.2f, U %.2f]\n",
                 static_cast<long>(n), q, rp.total_ms(), rp.ms_projection, rp.ms_orthonormalization, rp.ms_qt_a,
@@ -85,7 +87,7 @@ int main(int argc, char** argv) {
     profile_one(*b, std::atol(argv[2]), std::atoi(argv[3]));
     return 0;
   }
-  const index_t k = 256, p = 16;
+  const index_t k = kRank, p = kOversampling;
   {  // The small SVD of the RSVD: an l x l factor, l = k + p.
     const index_t l = k + p;
     Matrix<float> r(*b, l, l), work(*b, l, l), s(*b, l, 1), u(*b, l, l), vt(*b, l, l);

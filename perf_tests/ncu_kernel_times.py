@@ -4,7 +4,7 @@
 Usage: ncu --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
            bench_dense_parts syevd > syevd.csv
        perf_tests/ncu_kernel_times.py syevd.csv [title]
-Prints the kernel count and total GPU time, then the kernels by total time (count, us, name).
+Prints the kernel count and total GPU time, then every kernel by total time (count, us, name).
 """
 import collections
 import csv
@@ -23,7 +23,7 @@ def main(path, title):
         entry[1] += us
     print(title)
     print("%d kernels, GPU time %.1f us in total" % (len(data), sum(v for _, v in by_kernel.values())))
-    for kernel, (count, us) in sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:15]:
+    for kernel, (count, us) in sorted(by_kernel.items(), key=lambda kv: -kv[1][1]):
         print("%3d x %8.1f us  %s" % (count, us, kernel))
 
 

@@ -6,10 +6,8 @@
 #include "randnla/hostdevice.hpp"
 
 #ifdef __CUDA_ARCH__
-#define RANDNLA_SYNC() __syncthreads()
 #define RANDNLA_SYNC_WARP() __syncwarp()
 #else
-#define RANDNLA_SYNC()
 #define RANDNLA_SYNC_WARP()
 #endif
 
@@ -46,13 +44,13 @@ RANDNLA_HD double block_reduce(double v, double* red, int tid, int nth) {
   if (nth == 32) return warp_reduce<Product>(v);
 #endif
   red[tid] = v;
-  RANDNLA_SYNC();
+  team_sync(nth);
   for (int w = nth / 2; w > 0; w /= 2) {
     if (tid < w) red[tid] = Product ? red[tid] * red[tid + w] : red[tid] + red[tid + w];
-    RANDNLA_SYNC();
+    team_sync(nth);
   }
   const double r = red[0];
-  RANDNLA_SYNC();
+  team_sync(nth);
   return r;
 }
 

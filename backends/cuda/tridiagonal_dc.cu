@@ -46,14 +46,20 @@ __global__ void __launch_bounds__(kItemThreads) weight_kernel(dc::Level L) {
   dc::weight_and_rank(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
 }
 
+/// dc::column for item x of merge b; *status := 2 if the column it leaves in sh is not finite.
+__device__ void checked_column(const dc::Level& L, int b, int x, int tid, int nth, double* red, double* sh,
+                               int* status) {
+  const int s = dc::merge_of(L, b).s;
+  if (x >= s) return;
+  dc::column(L, b, x, tid, nth, red, sh);
+  for (int t = tid; t < s; t += nth)
+    if (!(fabs(sh[t]) <= DBL_MAX)) *status = 2;
+}
+
 __global__ void __launch_bounds__(kItemThreads) column_kernel(dc::Level L, int* status) {
   __shared__ double red[kItemThreads];
   extern __shared__ double sh[];
-  const int s = dc::merge_of(L, blockIdx.y).s;
-  if (static_cast<int>(blockIdx.x) >= s) return;
-  dc::column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh);
-  for (int t = threadIdx.x; t < s; t += blockDim.x)
-    if (!(fabs(sh[t]) <= DBL_MAX)) *status = 2;
+  checked_column(L, blockIdx.y, blockIdx.x, threadIdx.x, blockDim.x, red, sh, status);
 }
 
 /// Every level that merges within kGroupRows rows, for one group of rows per block (a warp per
@@ -76,11 +82,7 @@ __global__ void __launch_bounds__(kGroupRows * 32) low_levels_kernel(dc::Level L
     __syncthreads();
     if (warp < rows) dc::weight_and_rank(L, b, x, lane, 32, nullptr, mine);
     __syncthreads();
-    if (warp < rows) {
-      dc::column(L, b, x, lane, 32, nullptr, mine);
-      for (int t = lane; t < dc::merge_of(L, b).s; t += 32)
-        if (!(fabs(mine[t]) <= DBL_MAX)) *status = 2;
-    }
+    if (warp < rows) checked_column(L, b, x, lane, 32, nullptr, mine, status);
     __syncthreads();
     double zu = 0;  // thread (r, c) of the group's block: (Z U)(g0 + r, g0 + c)
     const int r = lane, c = warp;

@@ -108,16 +108,16 @@ RANDNLA_HD double load(const Slice& s, const Panel& P, const double* g, long ldg
   for (int o = 16; o > 0; o /= 2) mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
 #endif
   if (t.lane() == 0) P.red[t.warp()] = mx;
-  RANDNLA_SYNC();
+  team_sync(t.nth);
   double m = 0;
   for (int i = 0; i < t.warps(); ++i) m = nan_max(m, P.red[i]);
-  RANDNLA_SYNC();
+  team_sync(t.nth);
   return m;
 }
 
 RANDNLA_HD void scale_rows(const Slice& s, const Panel& P, double f, const Team& t) {
   for (long idx = t.tid; idx < static_cast<long>(s.r1 - s.r0) * s.ld; idx += t.nth) P.a[idx] *= f;
-  RANDNLA_SYNC();
+  team_sync(t.nth);
 }
 
 /// Where the reflectors go: column i of V (n x (n - 2), ld ldv) holds v_i below row i (v_i(i+1) =
@@ -151,12 +151,10 @@ RANDNLA_HD void reflector(const Slice& s, const Panel& P, int i, const Reflector
   }
   // vpub[i] carries tau: the readers need both, and v_i = 0 is implied (product()).
   double* hv = H.v + i * H.ldv;
-  for (int c = i + t.lane(); c < s.n; c += t.lanes) {
+  for (int c = i + 1 + t.lane(); c < s.n; c += t.lanes) {
     const double x = c == i + 1 ? 1.0 : row[c] * scale;
-    if (c > i) {
-      P.vpub[c] = x;
-      hv[c] = tau == 0 ? 0.0 : x;
-    }
+    P.vpub[c] = x;
+    hv[c] = tau == 0 ? 0.0 : x;
   }
   if (t.lane() == 0) {
     P.vpub[i] = tau;
@@ -177,7 +175,7 @@ RANDNLA_HD double product(const Slice& s, const Panel& P, int j, const double* o
     if (c == j) P.scal[Panel::kTau] = x;
     P.v[c] = c == j ? 0.0 : x;
   }
-  RANDNLA_SYNC();
+  team_sync(t.nth);
   const double tau = P.scal[Panel::kTau];
   const int first = s.r0 > j + 1 ? s.r0 : j + 1;
   double* p = P.p + (j & 1) * s.rows;
@@ -231,7 +229,7 @@ RANDNLA_HD void gather_w(const Slice& s, const Panel& P, int j, double tau, int 
     if (i < s.rows && c > j && c < s.n) P.w[c] = remote(r).p[(j & 1) * s.rows + i] + alpha * P.v[c];
   }
   if (t.tid == 0) P.w[j] = 0;
-  RANDNLA_SYNC();
+  team_sync(t.nth);
 }
 
 /// G := G - v w^T - w v^T on the block's rows below j except `skip`, shared out over warps
