@@ -1,6 +1,11 @@
 #include "backends.hpp"
 
-#include "host/host_backend.hpp"
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "portable/portable_backend.hpp"
+#include "randnla/kokkos_compat.hpp"
 #if defined(RANDNLA_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
 #endif
@@ -17,7 +22,7 @@ bool cuda_available() {
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
   if (kind == BackendKind::Auto) kind = cuda_available() ? BackendKind::Cuda : BackendKind::Host;
-  if (kind == BackendKind::Host) return make_host_backend();
+  if (kind == BackendKind::Host) return make_portable_backend(Kokkos::DefaultHostExecutionSpace());
 #if defined(RANDNLA_HAVE_CUDA)
   if (!cuda_available()) throw UnsupportedConfiguration("the CUDA backend was asked for but no GPU is visible");
   return make_cuda_backend(device);
@@ -27,11 +32,52 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
 #endif
 }
 
-BackendKind parse_backend_kind(const std::string& text, const std::string& parameter) {
-  if (text == "host") return BackendKind::Host;
-  if (text == "cuda") return BackendKind::Cuda;
-  if (text == "auto") return BackendKind::Auto;
-  throw InvalidArgument(parameter, text, "must be host, cuda or auto");
+namespace {
+
+template <class Exec>
+std::shared_ptr<Backend> make_for(const Exec& exec) {
+  return make_portable_backend(exec);
 }
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(RANDNLA_HAVE_CUDA)
+/// One Tensor Core backend per (device, stream): its cuBLAS and cuSOLVER handles and memory pool
+/// cost more to make than most calls. Never destroyed: the CUDA runtime may be gone at exit.
+std::shared_ptr<Backend> make_for(const Kokkos::Cuda& exec) {
+  static std::mutex mutex;
+  static auto* backends = new std::map<std::pair<int, void*>, std::shared_ptr<Backend>>();
+  const std::pair<int, void*> key(exec.cuda_device(), static_cast<void*>(exec.cuda_stream()));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& backend = (*backends)[key];
+  if (!backend) backend = make_cuda_backend(key.first, key.second);
+  return backend;
+}
+#endif
+
+}  // namespace
+
+template <class Exec>
+std::shared_ptr<Backend> backend_for(const Exec& exec) {
+  return make_for(exec);
+}
+
+// One instance for each execution space this Kokkos was built with.
+#if defined(KOKKOS_ENABLE_SERIAL)
+template std::shared_ptr<Backend> backend_for(const Kokkos::Serial&);
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+template std::shared_ptr<Backend> backend_for(const Kokkos::OpenMP&);
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+template std::shared_ptr<Backend> backend_for(const Kokkos::Threads&);
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+template std::shared_ptr<Backend> backend_for(const Kokkos::Cuda&);
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+template std::shared_ptr<Backend> backend_for(const compat::Hip&);
+#endif
+#if defined(KOKKOS_ENABLE_SYCL)
+template std::shared_ptr<Backend> backend_for(const compat::Sycl&);
+#endif
 
 }  // namespace randnla

@@ -9,7 +9,7 @@
 namespace randnla {
 
 enum class BackendKind {
-  Host,  ///< Kokkos host execution space + LAPACK
+  Host,  ///< the portable backend on Kokkos's default host execution space
   Cuda,  ///< the CUDA backend on GPU `device`; throws UnsupportedConfiguration without a GPU
   Auto   ///< Cuda when built with CUDA and a GPU is present, else Host
 };
@@ -20,7 +20,16 @@ bool cuda_available();
 /// A backend of the given kind. Kokkos must be initialised for the host backend.
 std::unique_ptr<Backend> make_backend(BackendKind kind = BackendKind::Auto, int device = 0);
 
-/// Parses "host", "cuda" or "auto"; throws InvalidArgument naming `parameter` otherwise.
-BackendKind parse_backend_kind(const std::string& text, const std::string& parameter = "backend");
+/// The backend for data in Exec's memory space, queuing its work on the instance `exec`: on a
+/// Kokkos::Cuda instance (with the CUDA backend built) the Tensor Core backend on that instance's
+/// device and stream, shared by every call on that stream; on every other execution space the
+/// portable backend. Instantiated for each execution space Kokkos was built with.
+template <class Exec>
+std::shared_ptr<Backend> backend_for(const Exec& exec);
+
+inline const EnumNames<BackendKind>& names_of(BackendKind) {
+  static const EnumNames<BackendKind> names{{BackendKind::Host, "host"}, {BackendKind::Cuda, "cuda"}, {BackendKind::Auto, "auto"}};
+  return names;
+}
 
 }  // namespace randnla

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "commands.hpp"
-#include "randnla/timing.hpp"
+#include "randnla/report.hpp"
 
 namespace randnla {
 namespace cli {

@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "plot.hpp"
-#include "rsvd.hpp"
+#include "rsvd/rsvd.hpp"
 
 namespace randnla {
 namespace cli {
@@ -79,7 +79,7 @@ int run_pca(int argc, char** argv) {
   opt.oversampling = o.integer("oversampling");
   opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-  opt.sketch = parse_sketch_precision(o.text("sketch"), "--sketch");
+  opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
   opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
   const RsvdResult r = rsvd(*b, a, k, opt);
   const std::vector<double> exact = exact_singular_values(*b, a);
@@ -89,10 +89,8 @@ int run_pca(int argc, char** argv) {
   b->copy(r.S.view(), MatrixView<float>(s.data(), k, 1, k, MemorySpace::Host));
   double total = 0;
   for (double v : exact) total += v * v;
-  std::printf("sketch: %s; phases (ms): projection %.1f, orthonormalisation %.1f, Q^T A %.1f, small SVD %.1f, "
-              "total %.1f\n",
-              r.report.sketch_kernel.c_str(), r.report.ms_projection, r.report.ms_orthonormalization,
-              r.report.ms_qt_a, r.report.ms_small_svd, r.report.total_ms());
+  std::printf("sketch: %s; p = %lld, q = %d; phases: %s\n", r.report.sketch_kernel.c_str(),
+              static_cast<long long>(opt.oversampling), opt.power_iterations, r.report.phases.to_string().c_str());
   std::printf("\n  #   sigma exact   sigma rsvd   rel.diff   explained var. (exact / rsvd)   cumulative\n");
   double cum = 0;
   for (index_t i = 0; i < k; ++i) {

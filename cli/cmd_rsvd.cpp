@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "rsvd.hpp"
+#include "rsvd/rsvd.hpp"
 
 namespace randnla {
 namespace cli {
@@ -13,9 +13,7 @@ namespace {
 void print_report(const RsvdReport& r) {
   std::printf("sketch: %s\northonormalisers:", r.sketch_kernel.c_str());
   for (const auto& o : r.orthonormalizers) std::printf(" %s", o.c_str());
-  std::printf("\nphases (ms): check %.2f, projection %.2f, orthonormalisation %.2f, Q^T A %.2f, small SVD %.2f, "
-              "U %.2f; total %.2f\n",
-              r.ms_check, r.ms_projection, r.ms_orthonormalization, r.ms_qt_a, r.ms_small_svd, r.ms_u, r.total_ms());
+  std::printf("\nphases: %s\n", r.phases.to_string().c_str());
 }
 
 /// Throws before any work when an output would be overwritten without --force.
@@ -34,7 +32,7 @@ int run_rsvd(int argc, char** argv) {
   o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
       .option("rank", "", "k, the rank of the approximation (or give --tolerance)")
       .option("oversampling", "10", "p: the sketch has k + p columns")
-      .option("power-iterations", "0", "q: power iterations (A A^T)^q A")
+      .option("power-iterations", "2", "q: power iterations (A A^T)^q A (0 for the fastest, least accurate)")
       .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
       .option("orthonormalizer", "auto", "householder | cholqr | cholqr2 | scholqr3 | auto (cholqr passes until orthonormal to FP32; one pass between power-iteration products)")
       .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | gram | auto (= gram)")
@@ -57,19 +55,21 @@ int run_rsvd(int argc, char** argv) {
     opt.oversampling = o.integer("oversampling");
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-    opt.sketch = parse_sketch_precision(o.text("sketch"), "--sketch");
-    opt.orthonormalizer = parse_orthonormalizer(o.text("orthonormalizer"), "--orthonormalizer");
-    opt.small_svd = parse_svd_method(o.text("svd"), "--svd");
+    opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+    opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
+    opt.small_svd = parse_enum<SvdMethod>(o.text("svd"), "--svd");
     opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
     r = rsvd(*backend, a, o.integer("rank"), opt);
+    std::printf("rank k = %lld, oversampling p = %lld, power iterations q = %d\n",
+                static_cast<long long>(o.integer("rank")), static_cast<long long>(opt.oversampling), opt.power_iterations);
   } else {
     FixedAccuracyOptions opt;
     opt.tolerance = o.real("tolerance");
     opt.block_size = o.integer("block-size");
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-    opt.sketch = parse_sketch_precision(o.text("sketch"), "--sketch");
-    opt.small_svd = parse_svd_method(o.text("svd"), "--svd");
+    opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+    opt.small_svd = parse_enum<SvdMethod>(o.text("svd"), "--svd");
     r = rsvd_fixed_accuracy(*backend, a, opt);
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
   }

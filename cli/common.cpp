@@ -24,7 +24,7 @@ bool parse_command(Options& o, int argc, char** argv, const std::string& command
 }
 
 std::unique_ptr<Backend> open_backend(const Options& o) {
-  auto b = make_backend(parse_backend_kind(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
+  auto b = make_backend(parse_enum<BackendKind>(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
   std::printf("backend: %s\n", b->description().c_str());
   return b;
 }

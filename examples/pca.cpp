@@ -7,7 +7,7 @@
 
 #include "backends.hpp"
 #include "io/matrix_io.hpp"
-#include "rsvd.hpp"
+#include "rsvd/rsvd.hpp"
 
 using namespace randnla;
 

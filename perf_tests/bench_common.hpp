@@ -3,7 +3,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "randnla/timing.hpp"
+#include "randnla/report.hpp"
 
 namespace randnla {
 namespace bench {

@@ -23,9 +23,9 @@
 
 #include "backends.hpp"
 #include "cuda/symmetric_eig.cuh"
-#include "host/lapack.hpp"
-#include "orthonormalize.hpp"
-#include "randnla/timing.hpp"
+#include "portable/lapack.hpp"
+#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/report.hpp"
 
 extern "C" {
 void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds Kokkos and Kokkos Kernels 4.5.1 (Serial, static, BLAS/LAPACK from OpenBLAS) into PREFIX
+# Builds Kokkos and Kokkos Kernels 4.5.1 (Serial + OpenMP, static, BLAS/LAPACK from OpenBLAS) into PREFIX
 # (default: .kokkos4 in the checkout), so the host configuration is also built and tested against
 # the Kokkos 4.x API that users bring from Spack. Debian bookworm packages only Kokkos 3.4.01, and
 # the archive serves no newer trilinos or kokkos sources; the one Kokkos 4 source found in a
@@ -30,7 +30,7 @@ src=$work/pycompadre-1.7.6
 
 common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DBUILD_SHARED_LIBS=OFF
         -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_CXX_STANDARD=17)
-cmake -S "$src/kokkos" -B build-kokkos "${common[@]}" -DKokkos_ENABLE_SERIAL=ON
+cmake -S "$src/kokkos" -B build-kokkos "${common[@]}" -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON
 cmake --build build-kokkos -j "$jobs"
 cmake --install build-kokkos
 cmake -S "$src/kokkos-kernels" -B build-kernels "${common[@]}" -DKokkos_ROOT="$prefix" \

@@ -54,9 +54,9 @@ TEST(KokkosAdapter, LayoutLeftAcceptedLayoutRightRejected) {
 }
 
 TEST(Errors, HierarchyAndParsers) {
-  EXPECT_THROW(parse_backend_kind("gpu"), InvalidArgument);
+  EXPECT_THROW(parse_enum<BackendKind>("gpu", "backend"), InvalidArgument);
   try {
-    parse_backend_kind("gpu", "--backend");
+    parse_enum<BackendKind>("gpu", "--backend");
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--backend = gpu"), std::string::npos);
   }

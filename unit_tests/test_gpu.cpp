@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends.hpp"
-#include "rsvd.hpp"
-#include "svd_through_gram.hpp"
+#include "rsvd/rsvd.hpp"
+#include "rsvd/svd_through_gram.hpp"
 #include "test_support.hpp"
 
 namespace randnla {

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "backends.hpp"
-#include "orthonormalize.hpp"
-#include "svd_through_gram.hpp"
+#include "orthonormalize/orthonormalize.hpp"
+#include "rsvd/svd_through_gram.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -141,9 +141,9 @@ TEST(Orthonormalize, RejectsWideInputAndParsesNames) {
   auto b = make_backend(BackendKind::Host);
   test::HostMatrix<float> wide(3, 5);
   EXPECT_THROW(orthonormalize(*b, wide.view(), Orthonormalizer::Householder), InvalidArgument);
-  EXPECT_EQ(parse_orthonormalizer("scholqr3"), Orthonormalizer::ShiftedCholeskyQR3);
-  EXPECT_EQ(parse_orthonormalizer("auto"), Orthonormalizer::Auto);
-  EXPECT_THROW(parse_orthonormalizer("qr"), InvalidArgument);
+  EXPECT_EQ(parse_enum<Orthonormalizer>("scholqr3", "orthonormalizer"), Orthonormalizer::ShiftedCholeskyQR3);
+  EXPECT_EQ(parse_enum<Orthonormalizer>("auto", "orthonormalizer"), Orthonormalizer::Auto);
+  EXPECT_THROW(parse_enum<Orthonormalizer>("qr", "orthonormalizer"), InvalidArgument);
 }
 
 TEST(SymmetricEig, DescendingEigenpairsOfAKnownSpectrum) {

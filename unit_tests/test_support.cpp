@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "host/lapack.hpp"
+#include "portable/lapack.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"
 

@@ -11,7 +11,9 @@ namespace randnla {
 /// Number of visible CUDA devices (0 when there is no driver or no GPU; never throws).
 int cuda_device_count();
 
-/// A Backend on device memory of GPU `device`; throws DeviceError if it cannot be set up.
-std::unique_ptr<Backend> make_cuda_backend(int device = 0);
+/// A Backend on device memory of GPU `device`, queuing its work on `stream` (a cudaStream_t; the
+/// caller's, which must outlive the backend) or, when null, on a stream of its own. Throws
+/// InvalidArgument for a device that does not exist, DeviceError if it cannot be set up.
+std::unique_ptr<Backend> make_cuda_backend(int device = 0, void* stream = nullptr);
 
 }  // namespace randnla

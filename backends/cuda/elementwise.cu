@@ -117,6 +117,10 @@ void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStrea
     at(dst, i, j) = fp16{__half_as_ushort(__float2half_rn(at(src, i, j)))};
   });
 }
+void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s) {
+  for_each(src.rows(), src.cols(), s, "convert f16->f32",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = __half2float(__ushort_as_half(at(src, i, j).bits)); });
+}
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s) {
   if (src.empty()) return;
   const dim3 grid(static_cast<unsigned>((src.rows() + 31) / 32), static_cast<unsigned>((src.cols() + 31) / 32));

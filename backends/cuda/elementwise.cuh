@@ -16,6 +16,7 @@ void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStr
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
 void launch_convert_scaled(MatrixView<const double> src, const double* scale, MatrixView<float> dst, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
+void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
 /// X(i, j) *= scale[i] (by_row) or scale[j].
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s);

@@ -1,16 +1,19 @@
 // The backend interface: everything an algorithm may ask of a machine. Algorithms speak only to
-// this; backends/host implements it with Kokkos + LAPACK, backends/cuda with CUDA kernels,
-// cuBLAS and cuSOLVER. All views passed to a backend live in its memory_space().
+// this; backends/portable implements it in Kokkos (any execution space) with Kokkos Kernels and
+// LAPACK, backends/cuda with CUDA kernels, cuBLAS and cuSOLVER.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "randnla/hostdevice.hpp"
 #include "randnla/matrix_view.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"
+#include "randnla/random.hpp"
 
 namespace randnla {
 
@@ -78,6 +81,12 @@ enum class GemmPrecision {
          ///< instead of returning Inf
 };
 
+inline const EnumNames<GemmPrecision>& names_of(GemmPrecision) {
+  static const EnumNames<GemmPrecision> names{
+      {GemmPrecision::FP32, "fp32"}, {GemmPrecision::TF32, "tf32"}, {GemmPrecision::FP16, "fp16"}};
+  return names;
+}
+
 /// Which Tensor Core format a mixed-precision product actually used (filled when asked for).
 struct GemmReport {
   TensorCore a_format = TensorCore::TF32;  ///< split format of the first FP32 operand
@@ -98,15 +107,11 @@ enum class SvdMethod {
            ///< (6.0 ms against gesvd's 27 ms for 272 x 272 on the H100); the RSVD: Gram
 };
 
-inline const char* to_string(SvdMethod m) {
-  switch (m) {
-    case SvdMethod::Gesvd: return "gesvd";
-    case SvdMethod::Gesdd: return "gesdd";
-    case SvdMethod::Jacobi: return "jacobi";
-    case SvdMethod::Polar: return "polar";
-    case SvdMethod::Gram: return "gram";
-    default: return "auto";
-  }
+inline const EnumNames<SvdMethod>& names_of(SvdMethod) {
+  static const EnumNames<SvdMethod> names{{SvdMethod::Gesvd, "gesvd"},   {SvdMethod::Gesdd, "gesdd"},
+                                          {SvdMethod::Jacobi, "jacobi"}, {SvdMethod::Polar, "polar"},
+                                          {SvdMethod::Gram, "gram"},     {SvdMethod::Auto, "auto"}};
+  return names;
 }
 
 /// Throws InvalidArgument for SvdMethod::Gram, which Backend::svd does not take.
@@ -114,99 +119,250 @@ inline void require_backend_svd_method(SvdMethod m) {
   require(m != SvdMethod::Gram, "method", to_string(m), "is an algorithm (randnla::svd_through_gram), not a backend routine");
 }
 
-/// Parses gesvd | gesdd | jacobi | polar | gram | auto; throws InvalidArgument naming `parameter` otherwise.
-inline SvdMethod parse_svd_method(const std::string& text, const std::string& parameter = "svd") {
-  for (auto m : {SvdMethod::Gesvd, SvdMethod::Gesdd, SvdMethod::Jacobi, SvdMethod::Polar, SvdMethod::Gram,
-                 SvdMethod::Auto})
-    if (text == to_string(m)) return m;
-  throw InvalidArgument(parameter, text, "must be gesvd, gesdd, jacobi, polar, gram or auto");
-}
+/// What a backend can do, asked before an operation instead of a rejection at run time.
+struct Capabilities {
+  /// Hardware split products: shgemm, hsgemm and tcec_sgemm run on Tensor Cores. Without them a
+  /// backend emulates those products element by element (for validation, several times slower
+  /// than its FP32 GEMM), so the algorithms' Auto precision runs FP32 GEMM there instead.
+  bool tensor_cores = false;
+  /// The Backend::svd methods this backend runs (SvdMethod::Auto always resolves to one of them).
+  bool gesvd = true, gesdd = false, jacobi = true, polar = false;
 
+  bool supports(SvdMethod m) const {
+    switch (m) {
+      case SvdMethod::Gesvd: return gesvd;
+      case SvdMethod::Gesdd: return gesdd;
+      case SvdMethod::Jacobi: return jacobi;
+      case SvdMethod::Polar: return polar;
+      case SvdMethod::Auto: return true;
+      default: return false;
+    }
+  }
+};
+
+/// The operations an algorithm may ask of a machine. Each public member checks its arguments
+/// once (shapes, memory spaces, parameter ranges; InvalidArgument naming the parameter and value)
+/// and handles the empty cases, then calls the backend's unchecked hook (do_*). Backends implement
+/// only the hooks: backends/portable in Kokkos on any execution space, backends/cuda with CUDA
+/// kernels, cuBLAS and cuSOLVER. All views passed to a backend live in its memory_space(), except
+/// copy's, which may cross spaces.
 class Backend {
  public:
   virtual ~Backend() = default;
 
   virtual MemorySpace memory_space() const = 0;
-  /// "host (Kokkos Serial, OpenBLAS)" or the GPU's name.
+  /// "portable (Kokkos Serial)" or the GPU's name.
   virtual std::string description() const = 0;
+  virtual Capabilities capabilities() const = 0;
 
   // ---- memory ----------------------------------------------------------------------------
   /// Uninitialised bytes in memory_space(), freed when the last owner goes.
   virtual std::shared_ptr<void> allocate(std::size_t bytes) = 0;
-  /// dst := src for same-shape views of the same element size, any spaces. Blocks until done.
-  virtual void copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
-  virtual void copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
-  virtual void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
-  /// Waits for all work queued on this backend.
+  /// Waits for all work queued on this backend (its stream or execution-space instance).
   virtual void synchronize() = 0;
+  /// dst := src for same-shape views, any spaces. Blocks until done.
+  void copy(MatrixView<const float> src, MatrixView<float> dst) { checked_copy(src, dst); }
+  void copy(MatrixView<const double> src, MatrixView<double> dst) { checked_copy(src, dst); }
+  void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) { checked_copy(src, dst); }
 
-  // ---- elementwise -------------------------------------------------------------------------
-  /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend).
-  virtual void fill_random(const RandomSpec& spec, MatrixView<float> x) = 0;
-  virtual void fill_random(const RandomSpec& spec, MatrixView<fp16> x) = 0;  ///< RN to FP16
-  virtual void convert(MatrixView<const float> src, MatrixView<double> dst) = 0;
-  virtual void convert(MatrixView<const double> src, MatrixView<float> dst) = 0;
-  virtual void convert(MatrixView<const float> src, MatrixView<fp16> dst) = 0;  ///< RN, overflow -> Inf
-  /// dst := src diag(s) rounded once to FP32: src m x n FP64, s n x 1 FP64, all in this backend's
-  /// memory (CholeskyQR's last column scaling and its conversion in one pass).
-  virtual void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
-  virtual void transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;  ///< dst := src^T
-  /// X(:, j) *= s[j] for each column j; s is a vector in this backend's memory of length X.cols.
-  virtual void scale_columns(MatrixView<const float> s, MatrixView<float> x) = 0;
-  virtual void scale_columns(MatrixView<const double> s, MatrixView<double> x) = 0;
-  /// X(i, :) *= s[i] for each row i (FP64).
-  virtual void scale_rows(MatrixView<const double> s, MatrixView<double> x) = 0;
+  // ---- elementwise and reductions ---------------------------------------------------------------
+  /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend and for any
+  /// thread count). FP16: each element rounded to nearest. Throws InvalidArgument for a SparseSign
+  /// density outside (0, 1].
+  void fill_random(const RandomSpec& spec, MatrixView<float> x) { mine(x, "X"), do_fill_random(RandomDraw(spec), x); }
+  void fill_random(const RandomSpec& spec, MatrixView<fp16> x) { mine(x, "X"), do_fill_random(RandomDraw(spec), x); }
+  void convert(MatrixView<const float> src, MatrixView<double> dst) { same_shape(src, dst), do_convert(src, dst); }
+  void convert(MatrixView<const double> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
+  /// Rounded to nearest; beyond FP16's range -> +-Inf (callers that cannot accept that scale first).
+  void convert(MatrixView<const float> src, MatrixView<fp16> dst) { same_shape(src, dst), do_convert(src, dst); }
+  void convert(MatrixView<const fp16> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
+  /// dst := src diag(s) rounded once to FP32: src m x n FP64, s n x 1 FP64.
+  void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) {
+    same_shape(src, dst);
+    mine(s, "s");
+    require_scale_shape(s, src, false);
+    do_convert_scaled(src, s, dst);
+  }
+  /// dst := src^T.
+  void transpose(MatrixView<const float> src, MatrixView<float> dst) {
+    mine(src, "src"), mine(dst, "dst");
+    require_shape(dst, src.cols(), src.rows(), "dst");
+    do_transpose(src, dst);
+  }
+  /// X(:, j) *= s[j] for each column j; s is a vector of length X.cols.
+  void scale_columns(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, false); }
+  void scale_columns(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, false); }
+  /// X(i, :) *= s[i] for each row i.
+  void scale_rows(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, true); }
+  void scale_rows(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, true); }
   /// Symmetric equilibration of a Gram matrix G (n x n, FP64): d (n x 1) := diag(G)^{-1/2},
   /// G := D G D, so that G's diagonal is 1 (van der Sluis). d_i = 1 where G_ii is not positive
   /// and finite: that row and column are left as they are.
-  virtual void equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
+  void equilibrate(MatrixView<double> g, MatrixView<double> d) {
+    mine(g, "G"), mine(d, "d");
+    require_eig_shapes(g, d);
+    do_equilibrate(g, d);
+  }
   /// G(i, i) += shift for every i (G square, FP64).
-  virtual void add_to_diagonal(MatrixView<double> g, double shift) = 0;
+  void add_to_diagonal(MatrixView<double> g, double shift) {
+    mine(g, "G");
+    require_square(g, "G");
+    do_add_to_diagonal(g, shift);
+  }
   /// Counts of X's non-zero elements per FP32 exponent (one pass; blocks to return it).
-  virtual ExponentHistogram exponent_histogram(MatrixView<const float> x) = 0;
+  ExponentHistogram exponent_histogram(MatrixView<const float> x) {
+    mine(x, "X");
+    return x.empty() ? ExponentHistogram{} : do_exponent_histogram(x);
+  }
   /// ||X||_F, accumulated in FP64 (blocks).
-  virtual double frobenius_norm(MatrixView<const float> x) = 0;
-  virtual double frobenius_norm(MatrixView<const double> x) = 0;
+  double frobenius_norm(MatrixView<const float> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
+  double frobenius_norm(MatrixView<const double> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
 
   // ---- products: C := alpha * op(A) * op(B) + beta * C -------------------------------------
-  virtual void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
-                    MatrixView<double> c) = 0;
-  virtual void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                    MatrixView<float> c, GemmPrecision precision) = 0;
+  /// k = 0 gives C := beta * C, as in BLAS.
+  void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+            MatrixView<double> c) {
+    gemm_checks(ta, tb, a, b, c);
+    if (!c.empty()) do_gemm(ta, tb, alpha, a, b, beta, c);
+  }
+  /// FP16 runs as TF32 when an operand has an entry with |x| >= 2^15, which FP16 could not hold.
+  void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+            MatrixView<float> c, GemmPrecision precision) {
+    gemm_checks(ta, tb, a, b, c);
+    if (c.empty()) return;
+    if (precision == GemmPrecision::FP16 &&
+        !(fits_fp16_unscaled(exponent_histogram(a)) && fits_fp16_unscaled(exponent_histogram(b))))
+      precision = GemmPrecision::TF32;  // FP16 would overflow: never return Inf for finite input
+    do_gemm(ta, tb, alpha, a, b, beta, c, precision);
+  }
   /// SHGEMM: A FP32 split into hi + lo, B FP16. Ootomo & Yokota, "Mixed-Precision Random
   /// Projection for RandNLA on Tensor Cores", Sec. 3: C = A_hi*B + (dA*B) / 2^11.
-  virtual void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
-                      MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
-  /// The mirror of shgemm: A FP16, B FP32 split (used for Q^T * A with an FP16 left factor).
-  virtual void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
-                      MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
+  void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+              MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
+    gemm_checks(ta, tb, a, b, c);
+    do_shgemm(ta, tb, alpha, a, b, beta, c, tc, report);
+  }
+  /// The mirror of shgemm: A FP16, B FP32 split.
+  void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
+              MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
+    gemm_checks(ta, tb, a, b, c);
+    do_hsgemm(ta, tb, alpha, a, b, beta, c, tc, report);
+  }
   /// TCEC-SGEMM: both split; C = A_hi*B_hi + (dA*B_hi + A_hi*dB) / 2^11, dA*dB dropped.
   /// Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while surpassing
   /// the FP32 theoretical peak performance", Eq. (18)-(20).
-  virtual void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
-                          float beta, MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) = 0;
+  void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                  MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
+    gemm_checks(ta, tb, a, b, c);
+    do_tcec_sgemm(ta, tb, alpha, a, b, beta, c, tc, report);
+  }
 
   // ---- dense factorizations -------------------------------------------------------------
   /// Householder QR (geqrf + orgqr): A (m x n, m >= n) := its thin Q factor.
-  virtual void householder_q(MatrixView<float> a) = 0;
+  void householder_q(MatrixView<float> a) {
+    mine(a, "A");
+    require(a.rows() >= a.cols(), "A.rows", a.rows(), "must be >= A.cols = " + std::to_string(a.cols()));
+    if (a.cols() > 0) do_householder_q(a);
+  }
   /// The inverse of the Cholesky factor of the SPD matrix G (n x n, FP64, both triangles stored
   /// alike): rinv (n x n) := R^{-1}, upper triangular, with R^T R = G. G is overwritten (workspace).
   /// Returns 0, or the 1-based index of the first pivot that is not positive and finite (LAPACK's
-  /// info), without throwing; rinv is then unspecified. Each column of R^{-1} is a backward-stable
-  /// triangular solve. Host: LAPACK dpotrf + dtrtri; CUDA: cuSOLVER potrf + cuBLAS trsm.
-  virtual int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) = 0;
+  /// info), without throwing; rinv is then unspecified. Portable: LAPACK dpotrf + dtrtri (on the
+  /// host, through a copy where G is device memory); CUDA: cuSOLVER potrf + cuBLAS trsm.
+  int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) {
+    mine(g, "G"), mine(rinv, "rinv");
+    require_square(g, "G");
+    require_shape(rinv, g.rows(), g.cols(), "rinv");
+    return g.rows() == 0 ? 0 : do_inverse_cholesky_factor(g, rinv);
+  }
   /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
-  /// Divide and conquer: LAPACK dsyevd on the host; on the CUDA backend the library's own FP64
-  /// tridiagonalisation in one thread-block cluster and divide and conquer (Cuppen; Gu & Eisenstat
-  /// 1995) on compute 9.0 devices for 3 <= n <= 654, else cuSOLVER Xsyevd. Throws
-  /// NumericalBreakdown if it does not converge.
-  virtual void symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
+  /// Divide and conquer: LAPACK dsyevd in the portable backend (on the host); on the CUDA backend
+  /// the library's own FP64 tridiagonalisation in one thread-block cluster and divide and conquer
+  /// (Cuppen; Gu & Eisenstat 1995) on compute 9.0 devices for 3 <= n <= 654, else cuSOLVER
+  /// Xsyevd. Throws NumericalBreakdown if it does not converge.
+  void symmetric_eig(MatrixView<double> g, MatrixView<double> w) {
+    mine(g, "G"), mine(w, "w");
+    require_eig_shapes(g, w);
+    if (g.rows() > 0) do_symmetric_eig(g, w);
+  }
   /// Thin SVD of A (m x n, m >= n; A is overwritten): A = U diag(s) VT, s descending.
   /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge,
-  /// InvalidArgument for SvdMethod::Gram (an algorithm, not a backend routine).
-  virtual void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
-                   SvdMethod method) = 0;
+  /// InvalidArgument for SvdMethod::Gram (an algorithm, not a backend routine), and
+  /// UnsupportedConfiguration for a method capabilities() does not list.
+  void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt, SvdMethod method) {
+    mine(a, "A"), mine(s, "s"), mine(u, "U"), mine(vt, "VT");
+    require_svd_shapes(a, s, u, vt);
+    require_backend_svd_method(method);
+    if (!capabilities().supports(method))
+      throw UnsupportedConfiguration(std::string("the SVD method ") + to_string(method) + " does not run on " +
+                                     description());
+    if (a.cols() > 0) do_svd(a, s, u, vt, method);
+  }
+
+ protected:
+  // The unchecked hooks: arguments have passed the public member's checks, and views are not
+  // empty unless the public member says otherwise.
+  virtual void do_copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
+  virtual void do_copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
+  virtual void do_copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
+  virtual void do_fill_random(const RandomDraw& draw, MatrixView<float> x) = 0;
+  virtual void do_fill_random(const RandomDraw& draw, MatrixView<fp16> x) = 0;
+  virtual void do_convert(MatrixView<const float> src, MatrixView<double> dst) = 0;
+  virtual void do_convert(MatrixView<const double> src, MatrixView<float> dst) = 0;
+  virtual void do_convert(MatrixView<const float> src, MatrixView<fp16> dst) = 0;
+  virtual void do_convert(MatrixView<const fp16> src, MatrixView<float> dst) = 0;
+  virtual void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
+  virtual void do_transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;
+  virtual void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) = 0;
+  virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
+  virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
+  virtual void do_add_to_diagonal(MatrixView<double> g, double shift) = 0;
+  virtual ExponentHistogram do_exponent_histogram(MatrixView<const float> x) = 0;
+  virtual double do_frobenius_norm(MatrixView<const float> x) = 0;
+  virtual double do_frobenius_norm(MatrixView<const double> x) = 0;
+  virtual void do_gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+                       MatrixView<double> c) = 0;
+  virtual void do_gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                       MatrixView<float> c, GemmPrecision precision) = 0;
+  virtual void do_shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+                         MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
+  virtual void do_hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
+                         MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
+  virtual void do_tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
+                             float beta, MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
+  virtual void do_householder_q(MatrixView<float> a) = 0;
+  virtual int do_inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) = 0;
+  virtual void do_symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
+  virtual void do_svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
+                      SvdMethod method) = 0;
+
+ private:
+  template <class T>
+  void mine(const MatrixView<T>& v, const std::string& name) const {
+    require_space(v, memory_space(), name);
+  }
+  template <class S, class D>
+  void same_shape(const MatrixView<S>& s, const MatrixView<D>& d) const {
+    mine(s, "src"), mine(d, "dst");
+    require_shape(d, s.rows(), s.cols(), "dst");
+  }
+  template <class T>
+  void checked_copy(MatrixView<const T> s, MatrixView<T> d) {
+    require_shape(d, s.rows(), s.cols(), "dst");
+    if (!s.empty()) do_copy(s, d);
+  }
+  template <class T>
+  void checked_scale(MatrixView<const T> s, MatrixView<T> x, bool by_row) {
+    mine(s, "s"), mine(x, "X");
+    require_scale_shape(s, x, by_row);
+    if (!x.empty()) do_scale(s, x, by_row);
+  }
+  template <class A, class B, class C>
+  void gemm_checks(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) const {
+    mine(a, "A"), mine(b, "B"), mine(c, "C");
+    require_gemm_shapes(ta, tb, a, b, c);
+  }
 };
 
 /// An owning column-major matrix in a backend's memory space (ld = rows).
@@ -221,6 +377,8 @@ class Matrix {
     view_ = MatrixView<T>(static_cast<T*>(storage_.get()), rows, cols, rows > 1 ? rows : 1, backend.memory_space(),
                           name);
   }
+  /// A matrix over memory that `owner` keeps alive (e.g. a Kokkos::View the caller keeps).
+  Matrix(std::shared_ptr<void> owner, MatrixView<T> view) : storage_(std::move(owner)), view_(view) {}
   const MatrixView<T>& view() const { return view_; }
   operator MatrixView<T>() const { return view_; }              // NOLINT: a matrix is usable as its view
   operator MatrixView<const T>() const { return view_; }        // NOLINT
@@ -233,5 +391,17 @@ class Matrix {
   std::shared_ptr<void> storage_;
   MatrixView<T> view_;
 };
+
+/// Makes the matrices an algorithm returns (rows x cols, FP32, in the backend's memory): by default
+/// new matrices of the backend; the Kokkos-native entry points pass one that allocates Kokkos
+/// views, so that results are returned as views without a copy.
+using MatrixAllocator = std::function<Matrix<float>(index_t rows, index_t cols, const std::string& name)>;
+
+/// The default MatrixAllocator: Matrix<float>(backend, rows, cols, name).
+inline MatrixAllocator backend_matrices(Backend& backend) {
+  return [&backend](index_t rows, index_t cols, const std::string& name) {
+    return Matrix<float>(backend, rows, cols, name);
+  };
+}
 
 }  // namespace randnla

@@ -12,28 +12,36 @@
 namespace randnla {
 namespace compat {
 
-// Math functions live in Kokkos::Experimental in 3.x and in Kokkos from 4.0.
-#if KOKKOS_VERSION >= 40000
-using Kokkos::abs;
-using Kokkos::sqrt;
-#else
-using Kokkos::Experimental::fabs;
-using Kokkos::Experimental::sqrt;
-template <class T>
-KOKKOS_INLINE_FUNCTION T abs(T x) { return Kokkos::Experimental::fabs(x); }
-#endif
-
-/// KokkosBlas::gemm; it takes an execution space as first argument only from Kokkos Kernels 4.1,
-/// which is also when KOKKOSKERNELS_VERSION appeared in 4.x's config header.
-template <class AV, class BV, class CV>
-void gemm(const char* transa, const char* transb, typename CV::const_value_type alpha, const AV& a, const BV& b,
-          typename CV::const_value_type beta, const CV& c) {
+/// KokkosBlas::gemm on `exec`. Kokkos Kernels takes an execution-space instance only from 4.1
+/// (which is also when KOKKOSKERNELS_VERSION appeared in 4.x's config header); before, it runs on
+/// the space's default instance, so the call is ordered after and before exec's work by fences.
+template <class Exec, class AV, class BV, class CV>
+void gemm(const Exec& exec, const char* transa, const char* transb, typename CV::const_value_type alpha, const AV& a,
+          const BV& b, typename CV::const_value_type beta, const CV& c) {
 #if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
-  KokkosBlas::gemm(typename CV::execution_space(), transa, transb, alpha, a, b, beta, c);
+  KokkosBlas::gemm(exec, transa, transb, alpha, a, b, beta, c);
 #else
+  exec.fence();
   KokkosBlas::gemm(transa, transb, alpha, a, b, beta, c);
+  typename CV::execution_space().fence();
 #endif
 }
+
+// HIP and SYCL left Kokkos::Experimental in 4.0.
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+using Hip = Kokkos::HIP;
+#else
+using Hip = Kokkos::Experimental::HIP;
+#endif
+#endif
+#if defined(KOKKOS_ENABLE_SYCL)
+#if KOKKOS_VERSION >= 40000
+using Sycl = Kokkos::SYCL;
+#else
+using Sycl = Kokkos::Experimental::SYCL;
+#endif
+#endif
 
 }  // namespace compat
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "randnla/enum_names.hpp"
 #include "randnla/error.hpp"
 #include "randnla/hostdevice.hpp"
 
@@ -15,7 +16,10 @@ using index_t = std::int64_t;
 /// Where the bytes of a view live. Device memory is CUDA global memory.
 enum class MemorySpace { Host, Device };
 
-inline const char* to_string(MemorySpace s) { return s == MemorySpace::Host ? "host" : "device"; }
+inline const EnumNames<MemorySpace>& names_of(MemorySpace) {
+  static const EnumNames<MemorySpace> names{{MemorySpace::Host, "host"}, {MemorySpace::Device, "device"}};
+  return names;
+}
 
 /// FP16 storage (IEEE binary16 bits). Arithmetic happens in the backends, never on this type.
 struct fp16 {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "randnla/enum_names.hpp"
 #include "randnla/hostdevice.hpp"
 #include "randnla/matrix_view.hpp"
 
@@ -116,8 +117,9 @@ enum class TensorCore {
          ///< the sm_90 kernel scales its streamed operand per row and K slice, so only the other counts
 };
 
-inline const char* to_string(TensorCore t) {
-  return t == TensorCore::FP16 ? "fp16" : t == TensorCore::TF32 ? "tf32" : "auto";
+inline const EnumNames<TensorCore>& names_of(TensorCore) {
+  static const EnumNames<TensorCore> names{{TensorCore::FP16, "fp16"}, {TensorCore::TF32, "tf32"}, {TensorCore::Auto, "auto"}};
+  return names;
 }
 
 /// Number of FP32 biased-exponent classes: 0 (zero, subnormal) .. 255 (Inf, NaN).

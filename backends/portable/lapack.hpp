@@ -1,4 +1,4 @@
-// Fortran LAPACK/BLAS entry points the host backend calls (column-major, 32-bit integers).
+// Fortran LAPACK/BLAS entry points the portable backend calls on the host (column-major, 32-bit integers).
 #pragma once
 
 extern "C" {

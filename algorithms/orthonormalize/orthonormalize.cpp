@@ -6,24 +6,6 @@
 
 namespace randnla {
 
-const char* to_string(Orthonormalizer o) {
-  switch (o) {
-    case Orthonormalizer::Householder: return "householder";
-    case Orthonormalizer::CholeskyQR: return "cholqr";
-    case Orthonormalizer::CholeskyQR2: return "cholqr2";
-    case Orthonormalizer::ShiftedCholeskyQR3: return "scholqr3";
-    case Orthonormalizer::ColumnScaling: return "colscale";
-    default: return "auto";
-  }
-}
-
-Orthonormalizer parse_orthonormalizer(const std::string& text, const std::string& parameter) {
-  for (auto o : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
-                 Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::Auto})
-    if (text == to_string(o)) return o;
-  throw InvalidArgument(parameter, text, "must be householder, cholqr, cholqr2, scholqr3 or auto");
-}
-
 namespace {
 
 constexpr double kFp32UnitRoundoff = 0x1p-24;

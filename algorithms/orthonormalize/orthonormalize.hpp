@@ -19,9 +19,15 @@ enum class Orthonormalizer {
   ColumnScaling       ///< reported only (Auto): Y's columns were orthogonal already, Q = Y D
 };
 
-const char* to_string(Orthonormalizer o);
-/// Parses householder | cholqr | cholqr2 | scholqr3 | auto; throws InvalidArgument naming `parameter`.
-Orthonormalizer parse_orthonormalizer(const std::string& text, const std::string& parameter = "orthonormalizer");
+inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
+  static const EnumNames<Orthonormalizer> names{{Orthonormalizer::Householder, "householder"},
+                                                {Orthonormalizer::CholeskyQR, "cholqr"},
+                                                {Orthonormalizer::CholeskyQR2, "cholqr2"},
+                                                {Orthonormalizer::ShiftedCholeskyQR3, "scholqr3"},
+                                                {Orthonormalizer::Auto, "auto"},
+                                                {Orthonormalizer::ColumnScaling, "colscale", false}};
+  return names;
+}
 
 /// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y). Every
 /// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the

@@ -1,0 +1,119 @@
+// randnla on Kokkos views: the public API. Every entry point takes an execution-space instance and
+// rank-2 Kokkos views (LayoutLeft, or LayoutStride with unit row stride) in a memory space that
+// instance can access, queues its work on the instance (on CUDA, its stream), reads A in place and
+// returns its results as Kokkos views in the same memory space, allocated on the instance: no copy
+// of A goes in and none of the results comes out.
+//
+// The instance chooses the backend (backend_for): a Kokkos::Cuda instance gets the Tensor Core
+// backend on that instance's device and stream (where randnla was built with CUDA); every other
+// execution space the portable Kokkos backend. Phase timings synchronise the instance between
+// phases, and nothing else.
+//
+//   Kokkos::View<float**, Kokkos::LayoutLeft> A("A", m, n);   // filled by the application
+//   auto r = randnla::rsvd(Kokkos::DefaultExecutionSpace(), A, k);
+//   // r.U (m x k), r.S (k), r.V (n x k): Kokkos views in A's memory space; r.report says what ran
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "backends.hpp"
+#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/kokkos_compat.hpp"
+#include "rsvd/rsvd.hpp"
+
+namespace randnla {
+
+/// The randomized SVD A ~ U diag(S) V^T as Kokkos views in MemSpace (FP32, LayoutLeft).
+template <class MemSpace>
+struct RsvdViews {
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> U;  ///< m x k, orthonormal columns
+  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
+  RsvdReport report;
+};
+
+namespace kokkos_api {
+
+template <class Exec>
+using IfExecutionSpace = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>;
+
+/// Results allocated as Kokkos views on `exec` (a MatrixAllocator), kept by name for the caller.
+template <class Exec>
+class ViewOutputs {
+ public:
+  using Views = Kokkos::View<float**, Kokkos::LayoutLeft, typename Exec::memory_space>;
+
+  explicit ViewOutputs(const Exec& exec) : exec_(exec), views_(std::make_shared<std::map<std::string, Views>>()) {}
+  MatrixAllocator allocator() const {
+    const Exec exec = exec_;
+    const auto views = views_;
+    return [exec, views](index_t rows, index_t cols, const std::string& name) {
+      Views v(Kokkos::view_alloc(exec, "randnla::" + name, Kokkos::WithoutInitializing), rows, cols);
+      (*views)[name] = v;
+      return Matrix<float>(std::make_shared<Views>(v), view_of(v, name));
+    };
+  }
+  Views matrix(const std::string& name) const { return views_->at(name); }
+  Kokkos::View<float*, Kokkos::LayoutLeft, typename Exec::memory_space> vector(const std::string& name) const {
+    return Kokkos::subview(matrix(name), Kokkos::ALL(), 0);
+  }
+
+ private:
+  Exec exec_;
+  std::shared_ptr<std::map<std::string, Views>> views_;
+};
+
+template <class Exec, class View>
+void require_reachable() {
+  static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
+                "randnla: the execution space cannot access the view's memory space");
+  static_assert(std::is_same<typename View::non_const_value_type, float>::value, "randnla: the view must hold float");
+}
+
+template <class Exec>
+RsvdViews<typename Exec::memory_space> views_of(const ViewOutputs<Exec>& out, RsvdResult&& r) {
+  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+}
+
+}  // namespace kokkos_api
+
+/// Rank-k randomized SVD of A (m x n, FP32), as rsvd(Backend&, ...) documents it (Halko,
+/// Martinsson & Tropp 2011, Algorithms 4.4 and 5.1; Ootomo & Yokota, Algorithm 1), on `exec`.
+/// A is a rank-2 view of float (const or not) that exec can access; it is not modified.
+/// Throws InvalidArgument for a layout other than column-major, and as rsvd(Backend&, ...).
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const AView& a, index_t k,
+                                            const RsvdOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  return kokkos_api::views_of(out, rsvd(*backend, view_of(a, "A"), k, options, out.allocator()));
+}
+
+/// Fixed-accuracy randomized SVD of A (randQB_EI; see rsvd_fixed_accuracy(Backend&, ...)) on
+/// `exec`: the rank found is S.extent(0).
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, const AView& a,
+                                                           const FixedAccuracyOptions& options) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view_of(a, "A"), options, out.allocator()));
+}
+
+/// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the
+/// method that produced it (see orthonormalize(Backend&, ...)).
+template <class Exec, class YView, class = kokkos_api::IfExecutionSpace<Exec>>
+Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer method = Orthonormalizer::Auto) {
+  kokkos_api::require_reachable<Exec, YView>();
+  auto backend = backend_for(exec);
+  return orthonormalize(*backend, view_of(y, "Y"), method);
+}
+
+}  // namespace randnla
