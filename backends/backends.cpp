@@ -35,14 +35,15 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
 namespace {
 
 template <class Exec>
-std::shared_ptr<Backend> make_for(const Exec& exec) {
+std::shared_ptr<Backend> make_for(const Exec& exec, BackendChoice) {
   return make_portable_backend(exec);
 }
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(RANDNLA_HAVE_CUDA)
 /// One Tensor Core backend per (device, stream): its cuBLAS and cuSOLVER handles and memory pool
 /// cost more to make than most calls. Never destroyed: the CUDA runtime may be gone at exit.
-std::shared_ptr<Backend> make_for(const Kokkos::Cuda& exec) {
+std::shared_ptr<Backend> make_for(const Kokkos::Cuda& exec, BackendChoice choice) {
+  if (choice == BackendChoice::Portable) return make_portable_backend(exec);
   static std::mutex mutex;
   static auto* backends = new std::map<std::pair<int, void*>, std::shared_ptr<Backend>>();
   const std::pair<int, void*> key(exec.cuda_device(), static_cast<void*>(exec.cuda_stream()));
@@ -56,28 +57,28 @@ std::shared_ptr<Backend> make_for(const Kokkos::Cuda& exec) {
 }  // namespace
 
 template <class Exec>
-std::shared_ptr<Backend> backend_for(const Exec& exec) {
-  return make_for(exec);
+std::shared_ptr<Backend> backend_for(const Exec& exec, BackendChoice choice) {
+  return make_for(exec, choice);
 }
 
 // One instance for each execution space this Kokkos was built with.
 #if defined(KOKKOS_ENABLE_SERIAL)
-template std::shared_ptr<Backend> backend_for(const Kokkos::Serial&);
+template std::shared_ptr<Backend> backend_for(const Kokkos::Serial&, BackendChoice);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-template std::shared_ptr<Backend> backend_for(const Kokkos::OpenMP&);
+template std::shared_ptr<Backend> backend_for(const Kokkos::OpenMP&, BackendChoice);
 #endif
 #if defined(KOKKOS_ENABLE_THREADS)
-template std::shared_ptr<Backend> backend_for(const Kokkos::Threads&);
+template std::shared_ptr<Backend> backend_for(const Kokkos::Threads&, BackendChoice);
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
-template std::shared_ptr<Backend> backend_for(const Kokkos::Cuda&);
+template std::shared_ptr<Backend> backend_for(const Kokkos::Cuda&, BackendChoice);
 #endif
 #if defined(KOKKOS_ENABLE_HIP)
-template std::shared_ptr<Backend> backend_for(const compat::Hip&);
+template std::shared_ptr<Backend> backend_for(const compat::Hip&, BackendChoice);
 #endif
 #if defined(KOKKOS_ENABLE_SYCL)
-template std::shared_ptr<Backend> backend_for(const compat::Sycl&);
+template std::shared_ptr<Backend> backend_for(const compat::Sycl&, BackendChoice);
 #endif
 
 }  // namespace randnla

@@ -46,8 +46,7 @@ int run_rsvd(int argc, char** argv) {
   const std::string dir = o.text("output");
   check_outputs(dir, o.has("force"));
   auto backend = open_backend(o);
-  const io::DenseMatrix host = load_matrix(o.text("input"));
-  const Matrix<float> a = to_backend(*backend, host);
+  const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
   Progress progress;
   RsvdResult r;
   if (o.has("rank")) {
@@ -74,7 +73,7 @@ int run_rsvd(int argc, char** argv) {
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
   }
   print_report(r.report);
-  if (host.rows * host.cols <= (std::int64_t(1) << 28))
+  if (a.rows() * a.cols() <= (std::int64_t(1) << 28))
     std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", exact_relative_error(*backend, a, r.U, r.S, r.V));
   else
     std::printf("relative error ||A - U S V^T||_F / ||A||_F ~ %.4e (estimated)\n", r.report.relative_error_estimate);

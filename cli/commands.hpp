@@ -27,8 +27,9 @@ std::unique_ptr<Backend> open_backend(const Options& o);
 
 /// Reads a matrix file, rejecting NaN/Inf with a message naming the file; announces its shape.
 io::DenseMatrix load_matrix(const std::string& path);
-/// Copies a host matrix into the backend's memory.
-Matrix<float> to_backend(Backend& b, const io::DenseMatrix& m);
+/// The loaded matrix in the backend's memory: moved into a Matrix where that is host memory,
+/// copied to the device otherwise.
+Matrix<float> to_backend(Backend& b, io::DenseMatrix m);
 /// Writes a backend matrix as FP32 .npy (atomically; --force to replace).
 void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bool force);
 /// Creates the output directory if needed.

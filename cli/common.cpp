@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include "commands.hpp"
 
@@ -39,9 +41,14 @@ io::DenseMatrix load_matrix(const std::string& path) {
   return m;
 }
 
-Matrix<float> to_backend(Backend& b, const io::DenseMatrix& m) {
+Matrix<float> to_backend(Backend& b, io::DenseMatrix m) {
+  const index_t ld = m.rows > 1 ? m.rows : 1;
+  if (b.memory_space() == MemorySpace::Host) {  // the loaded data itself, not a copy
+    auto owner = std::make_shared<std::vector<float>>(std::move(m.data));
+    return Matrix<float>(owner, MatrixView<float>(owner->data(), m.rows, m.cols, ld, MemorySpace::Host, "A"));
+  }
   Matrix<float> out(b, m.rows, m.cols, "A");
-  b.copy(MatrixView<const float>(m.data.data(), m.rows, m.cols, m.rows > 1 ? m.rows : 1, MemorySpace::Host), out.view());
+  b.copy(MatrixView<const float>(m.data.data(), m.rows, m.cols, ld, MemorySpace::Host), out.view());
   return out;
 }
 

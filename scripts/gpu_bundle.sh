@@ -1,42 +1,66 @@
 #!/usr/bin/env bash
 # Builds the CUDA configurations here (no GPU needed) and gathers what the GPU machine lacks into
-# .device/: the test and benchmark binaries, and the non-CUDA shared libraries they load
-# (Debian's Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
-# Usage: scripts/gpu_bundle.sh            (then carry .device to the GPU machine)
+# .device/: the test and benchmark binaries, the Trilinos-style consumer built against the
+# installed CUDA-enabled-Kokkos package, and the non-CUDA shared libraries they load (Debian's
+# Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
+# Usage: scripts/gpu_bundle.sh [BASELINE_COMMIT]
+#   BASELINE_COMMIT: also build that commit's bench_gemm and bench_rsvd (in a git worktree), so
+#   that gpu_run.sh compares before and after in one call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
+baseline=${1:-}
 out=.device
 rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
+tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_gpu"
 
-# 1. CUDA backend against Debian's (host) Kokkos.
-cmake -S . -B build-cuda -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_TESTS=ON -DRANDNLA_BUILD_TOOL=ON \
-  -DRANDNLA_BUILD_PERF_TESTS=ON -DRANDNLA_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build build-cuda -j "$jobs" --target test_core test_philox test_host_gemm test_orthonormalize test_rsvd \
-  test_gpu bench_gemm bench_rsvd bench_dense_parts randnla_cli
-cp build-cuda/unit_tests/test_* build-cuda/perf_tests/bench_* build-cuda/cli/randnla "$out/bin-debian/"
+# 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts randnla_cli
+for t in $tests; do cp build/unit_tests/$t "$out/bin-debian/"; done
+cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
 # The main job's default input, which the GPU machine does not have.
 mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"
 
-# 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built.
+# 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built: the
+#    portable backend then runs on Kokkos::Cuda, and the consumer keeps its data on the GPU.
 if [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then
   cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
-    -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_BUILD_EXAMPLES=OFF \
-    -DRANDNLA_BUILD_PERF_TESTS=OFF -DRANDNLA_BUILD_TOOL=OFF >/dev/null
-  cmake --build build-kokkos-cuda -j "$jobs" --target test_gpu test_core test_rsvd
-  cp build-kokkos-cuda/unit_tests/test_gpu build-kokkos-cuda/unit_tests/test_core build-kokkos-cuda/unit_tests/test_rsvd \
-    "$out/bin-kokkos-cuda/"
+    -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON >/dev/null
+  cmake --build build-kokkos-cuda -j "$jobs" --target randnla test_gpu test_core test_philox test_orthonormalize \
+    test_rsvd test_kokkos_api
+  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api; do
+    cp build-kokkos-cuda/unit_tests/$t "$out/bin-kokkos-cuda/"
+  done
+  consumer=build-kokkos-cuda/consumer
+  rm -rf "$consumer" && cmake --install build-kokkos-cuda --prefix "$consumer/prefix" >/dev/null
+  cmake -S examples/trilinos_style -B "$consumer/build" -DCMAKE_PREFIX_PATH="$PWD/$consumer/prefix" \
+    -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" >/dev/null
+  cmake --build "$consumer/build" -j "$jobs"
+  cp "$consumer/build/consumer" "$out/bin-kokkos-cuda/"
 fi
 
-# 3. Shared libraries that are not the C runtime or CUDA's (the GPU machine has those).
+# 3. The baseline's benchmarks, for a same-machine comparison.
+if [ -n "$baseline" ]; then
+  work=build-baseline
+  rm -rf "$work/src" && git worktree prune && git worktree add --detach "$work/src" "$baseline" >/dev/null
+  cmake -S "$work/src" -B "$work/build" -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_EXAMPLES=OFF -DRANDNLA_BUILD_TOOL=OFF \
+    >/dev/null
+  cmake --build "$work/build" -j "$jobs" --target bench_gemm bench_rsvd
+  mkdir -p "$out/bin-baseline"
+  cp "$work/build/perf_tests/bench_gemm" "$work/build/perf_tests/bench_rsvd" "$out/bin-baseline/"
+  git -C "$work/src" rev-parse --short HEAD > "$out/bin-baseline/commit"
+  git worktree remove --force "$work/src"
+fi
+
+# 4. Shared libraries that are not the C runtime or CUDA's (the GPU machine has those).
 for bin in "$out"/bin-*/*; do
-  ldd "$bin" | awk '/=> \//{print $3}'
+  [ -x "$bin" ] && ldd "$bin" | awk '/=> \//{print $3}'
 done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux|libcuda|libcublas|libcublasLt|libcusolver|libcudart|libcurand|libnvJitLink|libcusparse)[.-]' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"
 strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* 2>/dev/null || true
-# The working tree that travels is limited to 64 MiB: send one archive, xz-compressed (gzip no
-# longer fits).
+# The working tree that travels is limited to 64 MiB: send one archive, xz-compressed.
 mkdir -p .device-carry
 rm -f .device-carry/bundle.tar.*
 XZ_OPT="-6 -T0" tar -C "$out" -cJf .device-carry/bundle.tar.xz .

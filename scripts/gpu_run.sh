@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a checkout that carries .device/ (scripts/gpu_bundle.sh):
-# every test of both CUDA configurations, then the benchmarks. Logs go to $OUT (or ./gpu-logs).
+# every test of both CUDA configurations and the Trilinos-style consumer, then the benchmarks
+# (before and after, when the bundle holds a baseline). Logs go to $OUT (or ./gpu-logs).
 # Usage: scripts/gpu_run.sh [tests|bench|all] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +23,21 @@ if [ "$what" != bench ]; then
     echo "$r $name $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | tr '\n' ' ')"
     [ $r = FAIL ] && tail -40 "$logs/$name.log"
   done
+  if [ -x .device/bin-kokkos-cuda/consumer ]; then
+    if .device/bin-kokkos-cuda/consumer > "$logs/consumer.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+    echo "$r consumer: $(cat "$logs/consumer.log")"
+  fi
 fi
 if [ "$what" != tests ]; then
-  .device/bin-debian/bench_gemm $quick 2>&1 | tee "$logs/bench_gemm.txt"
-  .device/bin-debian/bench_rsvd $quick 2>&1 | tee "$logs/bench_rsvd.txt"
+  for run in baseline current; do
+    dir=.device/bin-debian
+    if [ $run = baseline ]; then
+      [ -d .device/bin-baseline ] || continue
+      dir=.device/bin-baseline
+    fi
+    echo "== $run: $(cat "$dir/commit" 2>/dev/null || cat .device/commit)"
+    "$dir/bench_gemm" $quick 2>&1 | tee "$logs/bench_gemm_$run.txt"
+    "$dir/bench_rsvd" $quick 2>&1 | tee "$logs/bench_rsvd_$run.txt"
+  done
 fi
 exit $status

@@ -4,8 +4,9 @@
 #  2. CUDA backend against a CUDA-enabled Kokkos built from Debian's source (scripts/build_kokkos_cuda.sh):
 #     compiled and linked in full; its tests need a GPU to initialise Kokkos, so they run on the H100
 #     (scripts/gpu_run.sh), not here;
-#  3. host backend against Kokkos and Kokkos Kernels 4.5.1 (scripts/build_kokkos4.sh): every test
-#     that touches Kokkos runs, so both the 3.4 and the 4.x API stay supported.
+#  3. host backend against Kokkos and Kokkos Kernels 4.5.1 with OpenMP (scripts/build_kokkos4.sh):
+#     every test that touches Kokkos runs, on 2 OpenMP threads (the portable backend's default
+#     execution space there), so both the 3.4 and the 4.x API and a threaded space stay supported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
@@ -27,6 +28,6 @@ bash scripts/build_kokkos4.sh "$PWD/.kokkos4"
 cmake -S . -B build-kokkos4 -DCMAKE_BUILD_TYPE=Release -DRANDNLA_ENABLE_CUDA=OFF -DCMAKE_PREFIX_PATH="$PWD/.kokkos4"
 cmake --build build-kokkos4 -j "$jobs"
 # The file readers' fuzzers use no Kokkos: they run once, in the first configuration.
-(cd build-kokkos4 && ctest --output-on-failure -j "$jobs" -E fuzz_readers)
+(cd build-kokkos4 && OMP_NUM_THREADS=2 OMP_PROC_BIND=false ctest --output-on-failure -j "$jobs" -E fuzz_readers)
 
 cd build && ctest --output-on-failure -j "$jobs"

@@ -128,10 +128,8 @@ TEST(Gpu, TcecWithin2xOfCublasSgemm) {
 
 // All-positive inputs: each fresh Tensor Core sum is truncated (RZ) downwards before it is added
 // outside, and those errors, all of one sign, add up over K where SGEMM's round-to-nearest errors
-// cancel (TCEC 1.9e-7 to 3.2e-7 against SGEMM's 7.7e-8 to 1.0e-7 when each K slice had a fresh
-// sum, on this test's inputs before C's old values were scaled to the product:
-// perf_tests/results/2026-11-21_h100_07a7302/uniform01.txt); the wgmma kernel's pairs of slices
-// (tc_gemm_sm90.cu) cancel them.
+// cancel (TCEC at 2.1-3.2x SGEMM's error when each K slice had a fresh sum:
+// backends/cuda/tc_gemm_notes.md); the wgmma kernel's pairs of slices (tc_gemm_sm90.cu) cancel them.
 TEST(Gpu, TcecWithin2xOfCublasSgemmOnUniform01) {
   RANDNLA_REQUIRE_GPU();
   expect_tcec_within_2x_of_sgemm(Elements::Uniform01);

@@ -97,5 +97,29 @@ TEST(Random, ElementDependsOnlyOnSeedStreamAndIndex) {
   EXPECT_NE(whole.view()(0, 0), other.view()(0, 0));
 }
 
+// Omega is the same bits on every execution space and for any thread count (Serial, OpenMP on 2
+// threads, Cuda): each element is a pure function of (seed, stream, element index).
+TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
+  const index_t m = 257, n = 33;
+  for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 5, 1}, RandomSpec{Distribution::Rademacher, 6, 0},
+                                RandomSpec{Distribution::SparseSign, 7, 2, 0.05}}) {
+    const RandomDraw draw(spec);
+    for (const auto& [name, b] : test::portable_backends()) {
+      RecordProperty("execution_space", name);
+      Matrix<float> x(*b, m, n);
+      Matrix<fp16> h(*b, m, n);
+      b->fill_random(spec, x.view());
+      b->fill_random(spec, h.view());
+      const test::HostMatrix<float> hx = test::to_host(*b, x);
+      std::vector<fp16> hh(static_cast<std::size_t>(m * n));
+      b->copy(MatrixView<const fp16>(h.view()), MatrixView<fp16>(hh.data(), m, n, m, MemorySpace::Host));
+      for (index_t e = 0; e < m * n; ++e) {
+        ASSERT_EQ(exact::bits_of(hx.data[e]), exact::bits_of(draw(e))) << name << " element " << e;
+        ASSERT_EQ(hh[e].bits, to_fp16(draw(e)).bits) << name << " element " << e;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace randnla

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends.hpp"
 #include "portable/lapack.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"
@@ -208,6 +209,25 @@ HostMatrix<float> to_host(Backend& b, MatrixView<const float> x) {
   HostMatrix<float> h(x.rows(), x.cols());
   b.copy(x, h.view());
   return h;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Backend>>> portable_backends() {
+  std::vector<std::pair<std::string, std::shared_ptr<Backend>>> all;
+  const auto add = [&all](const std::string& name, std::shared_ptr<Backend> b) {
+    for (const auto& [seen, unused] : all)
+      if (seen == name) return;
+    all.emplace_back(name, std::move(b));
+  };
+  const Kokkos::DefaultExecutionSpace device;
+  add(std::string(device.name()) + " (" + std::to_string(device.concurrency()) + " threads)",
+      backend_for(device, BackendChoice::Portable));
+  const Kokkos::DefaultHostExecutionSpace host;
+  add(std::string(host.name()) + " (" + std::to_string(host.concurrency()) + " threads)",
+      backend_for(host, BackendChoice::Portable));
+#if defined(KOKKOS_ENABLE_SERIAL)
+  add("Serial (1 threads)", backend_for(Kokkos::Serial(), BackendChoice::Portable));
+#endif
+  return all;
 }
 
 Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct EigenErrors {
 };
 EigenErrors eigen_errors(const HostMatrix<double>& g, MatrixView<const double> v, MatrixView<const double> w,
                          MatrixView<const double> w_ref);
+
+/// The portable backend on each distinct execution space of this Kokkos among its default, its
+/// default host and Serial (e.g. OpenMP on 2 threads and Serial; Cuda and Serial), with its name.
+std::vector<std::pair<std::string, std::shared_ptr<Backend>>> portable_backends();
 
 /// Copies a backend matrix to a host matrix (any backend).
 HostMatrix<float> to_host(Backend& b, MatrixView<const float> x);

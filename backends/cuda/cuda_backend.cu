@@ -132,8 +132,8 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, cudaStream_t stream)
       : device_(set_device(device)),
         stream_(std::make_shared<StreamMemory>(device_, stream)),
-        blas_(stream()),
-        solver_(stream()),
+        blas_(stream_->get()),
+        solver_(stream_->get()),
         eig_max_order_(cuda::tridiagonalize_max_order(device_)) {
     cudaDeviceProp p{};
     RANDNLA_CUDA(cudaGetDeviceProperties(&p, device_));
@@ -251,7 +251,7 @@ class CudaBackend final : public Backend {
 
   /// cuSOLVER potrf, then a trsm with the identity (0.21 + 0.13 ms at l = 272 on the H100, latency
   /// rather than work; a one-block kernel of this library took 0.95 ms, issue-bound on one SM:
-  /// perf_tests/results/bench_rsvd.md).
+  /// perf_tests/results/bench_dense_parts.md).
   int do_inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
     const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld"), ldr = blas_int(rinv.ld(), "rinv.ld");
     int lwork = 0;

@@ -2,7 +2,7 @@
 // the Gram matrices of the RSVD's small SVD): tridiagonalisation in one thread-block cluster
 // (tridiagonalize_sm90.cu), divide and conquer on the tridiagonal matrix (tridiagonal_dc.cu).
 // cuSOLVER's syevd spends 2.5 ms on a 272 x 272 matrix, nearly all in latency-bound kernels; this
-// takes 1.8 ms on the H100 (perf_tests/results/2026-11-22_h100_side_q).
+// takes 1.8 ms on the H100 (perf_tests/results/bench_dense_parts.md).
 #pragma once
 
 #include <cublas_v2.h>

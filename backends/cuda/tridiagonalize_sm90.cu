@@ -127,7 +127,7 @@ cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s,
 
 /// The smallest cluster of 8 or 16 whose blocks' shared memory holds order n's slices (0: none):
 /// at l = 272 on the H100, 8 blocks took 1.28 ms, 4 took 1.49 and 16 took 1.65
-/// (perf_tests/results/2026-11-22_h100_side_q).
+/// (perf_tests/results/bench_dense_parts.md).
 int cluster_size(int n, int device) {
   for (int c : kClusterSizes)
     if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;

@@ -1,6 +1,6 @@
-// The portable backend's kernels: Kokkos parallel loops on any execution space, one element per
-// work item in column-major order (e = i + j * rows), so that device execution spaces read
-// coalesced and every result but a reduction's summation order is independent of the thread count.
+// The portable backend's kernels: Kokkos parallel loops on any execution space, one element (i, j)
+// per work item, i fastest (Iterate::Left), so that device execution spaces read column-major data
+// coalesced, and every result but a reduction's summation order is independent of the thread count.
 // Free function templates: nvcc accepts extended lambdas only in functions with external linkage
 // that are not private class members.
 #pragma once
@@ -17,6 +17,11 @@ namespace portable {
 
 template <class Exec>
 using Policy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>;
+
+/// The elements (i, j) of a matrix, i fastest: no division per element, which a flat index needs.
+template <class Exec>
+using ElementPolicy =
+    Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>, Kokkos::IndexType<index_t>>;
 
 /// The memory space whose data Exec's kernels read (its own).
 template <class Exec>
@@ -36,8 +41,8 @@ auto kokkos_view(const MatrixView<T>& v) {
 template <class Exec, class F>
 void for_each_element(const Exec& exec, index_t rows, index_t cols, const F& f) {
   if (rows == 0 || cols == 0) return;
-  Kokkos::parallel_for("randnla::portable::for_each_element", Policy<Exec>(exec, 0, rows * cols),
-                       KOKKOS_LAMBDA(const index_t e) { f(e % rows, e / rows); });
+  Kokkos::parallel_for("randnla::portable::for_each_element", ElementPolicy<Exec>(exec, {0, 0}, {rows, cols}),
+                       KOKKOS_LAMBDA(const index_t i, const index_t j) { f(i, j); });
 }
 
 KOKKOS_INLINE_FUNCTION void assign(float& d, float v) { d = v; }
@@ -128,12 +133,11 @@ ExponentHistogram exponent_histogram(const Exec& exec, MatrixView<const float> x
 
 template <class Exec, class T>
 double sum_of_squares(const Exec& exec, MatrixView<const T> x) {
-  const index_t rows = x.rows();
   double sum = 0.0;
   Kokkos::parallel_reduce(
-      "randnla::portable::sum_of_squares", Policy<Exec>(exec, 0, rows * x.cols()),
-      KOKKOS_LAMBDA(const index_t e, double& acc) {
-        const double v = static_cast<double>(x(e % rows, e / rows));
+      "randnla::portable::sum_of_squares", ElementPolicy<Exec>(exec, {0, 0}, {x.rows(), x.cols()}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j, double& acc) {
+        const double v = static_cast<double>(x(i, j));
         acc += v * v;
       },
       sum);

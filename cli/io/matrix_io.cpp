@@ -84,10 +84,16 @@ T load(const char* p) {
 std::string read_file(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files unchanged
   if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
+  gzbuffer(f, 1 << 20);
   std::string out;
-  char buf[1 << 16];
+  constexpr std::size_t kChunk = std::size_t(1) << 24;  // read straight into the result, 16 MiB at a time
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  do {
+    const std::size_t used = out.size();
+    out.resize(used + kChunk);
+    n = gzread(f, &out[used], static_cast<unsigned>(kChunk));
+    out.resize(used + static_cast<std::size_t>(n > 0 ? n : 0));
+  } while (n > 0);
   int err = 0;
   const char* msg = gzerror(f, &err);
   gzclose(f);
@@ -203,6 +209,18 @@ DenseMatrix parse_mtx(const std::string& bytes, const std::string& name) {
   return m;
 }
 
+namespace {
+/// m.data (column-major) := the row-major elements value(e), transposed in blocks of rows that stay in cache.
+template <class Value>
+void transpose_into(DenseMatrix& m, const Value& value) {
+  constexpr std::int64_t kRowBlock = 64;
+  for (std::int64_t i0 = 0; i0 < m.rows; i0 += kRowBlock)
+    for (std::int64_t j = 0; j < m.cols; ++j)
+      for (std::int64_t i = i0; i < std::min(i0 + kRowBlock, m.rows); ++i)
+        m.data[static_cast<std::size_t>(i + j * m.rows)] = value(i * m.cols + j);
+}
+}  // namespace
+
 DenseMatrix parse_idx(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0) bad(name, "not an IDX file (bad magic)");
   const unsigned type = static_cast<unsigned char>(bytes[2]);
@@ -232,21 +250,32 @@ DenseMatrix parse_idx(const std::string& bytes, const std::string& name) {
     bad(name, "truncated data: " + std::to_string(count) + " elements expected");
   m.data.resize(static_cast<std::size_t>(count));
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + data_at);
-  for (std::int64_t e = 0; e < count; ++e) {
-    const unsigned char* q = p + e * item;
-    double v;
+  const auto big_endian = [&](std::int64_t e) {
+    const unsigned char* q = p + e * static_cast<std::int64_t>(item);
     std::uint64_t be = 0;
     for (std::size_t b = 0; b < item; ++b) be = (be << 8) | q[b];
-    switch (type) {
-      case 0x08: v = q[0]; break;
-      case 0x09: v = static_cast<std::int8_t>(q[0]); break;
-      case 0x0B: v = static_cast<std::int16_t>(be); break;
-      case 0x0C: v = static_cast<std::int32_t>(be); break;
-      case 0x0D: { std::uint32_t u = static_cast<std::uint32_t>(be); float f; std::memcpy(&f, &u, 4); v = f; break; }
-      default: { double d; std::memcpy(&d, &be, 8); v = d; break; }
-    }
-    const std::int64_t i = e / std::max<std::int64_t>(m.cols, 1), j = e % std::max<std::int64_t>(m.cols, 1);
-    m.data[static_cast<std::size_t>(i + j * m.rows)] = static_cast<float>(v);
+    return be;
+  };
+  switch (type) {  // the element type decided once, outside the loops
+    case 0x08: transpose_into(m, [&](std::int64_t e) { return static_cast<float>(p[e]); }); break;
+    case 0x09: transpose_into(m, [&](std::int64_t e) { return static_cast<float>(static_cast<std::int8_t>(p[e])); }); break;
+    case 0x0B: transpose_into(m, [&](std::int64_t e) { return static_cast<float>(static_cast<std::int16_t>(big_endian(e))); }); break;
+    case 0x0C: transpose_into(m, [&](std::int64_t e) { return static_cast<float>(static_cast<std::int32_t>(big_endian(e))); }); break;
+    case 0x0D:
+      transpose_into(m, [&](std::int64_t e) {
+        const std::uint32_t u = static_cast<std::uint32_t>(big_endian(e));
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+      });
+      break;
+    default:
+      transpose_into(m, [&](std::int64_t e) {
+        const std::uint64_t u = big_endian(e);
+        double d;
+        std::memcpy(&d, &u, 8);
+        return static_cast<float>(d);
+      });
   }
   m.source_type = "IDX type 0x" + [&] { char b[8]; std::snprintf(b, sizeof b, "%02x", type); return std::string(b); }();
   return m;
