@@ -98,5 +98,36 @@ TEST(KokkosApi, RowMajorViewsAndBadRanksAreRefused) {
   EXPECT_THROW(rsvd(Exec(), a, 35), InvalidArgument);  // k + p = 45 > 40
 }
 
+#if defined(KOKKOS_ENABLE_CUDA) && defined(RANDNLA_HAVE_CUDA)
+// On a Kokkos::Cuda instance: the portable backend's Omega equals the Tensor Core backend's bit for
+// bit, and their RSVDs agree within the tests' tolerances.
+TEST(KokkosApi, PortableAndTensorCoreBackendsAgreeOnKokkosCuda) {
+  const Kokkos::Cuda exec;
+  const auto portable = backend_for(exec, BackendChoice::Portable), tensor = backend_for(exec);
+  ASSERT_TRUE(tensor->capabilities().tensor_cores) << tensor->description();
+  ASSERT_FALSE(portable->capabilities().tensor_cores);
+  const RandomSpec spec{Distribution::Gaussian, 3, 0};
+  Matrix<fp16> hp(*portable, 1000, 272), ht(*tensor, 1000, 272);
+  portable->fill_random(spec, hp.view());
+  tensor->fill_random(spec, ht.view());
+  std::vector<fp16> a(1000 * 272), b(1000 * 272);
+  portable->copy(MatrixView<const fp16>(hp.view()), MatrixView<fp16>(a.data(), 1000, 272, 1000, MemorySpace::Host));
+  tensor->copy(MatrixView<const fp16>(ht.view()), MatrixView<fp16>(b.data(), 1000, 272, 1000, MemorySpace::Host));
+  for (std::size_t e = 0; e < a.size(); ++e) ASSERT_EQ(a[e].bits, b[e].bits) << e;
+
+  const std::vector<double> sigma = decaying(300);
+  test::HostMatrix<float> host;
+  const DeviceMatrix m = spectrum_matrix(500, 300, sigma, host);
+  for (const auto& b : {portable, tensor}) {
+    RsvdOptions o;
+    o.sketch = SketchPrecision::ShgemmFP16;
+    const RsvdResult r = rsvd(*b, view_of(m), 16, o);
+    const double err = test::lowrank_relative_error(host.cview(), test::to_host(*b, r.U).cview(),
+                                                    test::to_host(*b, r.S).cview(), test::to_host(*b, r.V).cview());
+    EXPECT_LE(err, 1.05 * test::eckart_young(sigma, 16) / test::eckart_young(sigma, 0)) << b->description();
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace randnla

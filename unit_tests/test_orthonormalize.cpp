@@ -30,59 +30,74 @@ double span_residual(const test::HostMatrix<float>& y, const test::HostMatrix<fl
   return test::relative_error(pf, yd);
 }
 
+/// Q of Y, orthonormalised by `method` on b (Y copied into b's memory and Q back); *used := what ran.
+test::HostMatrix<float> orthonormalized(Backend& b, const test::HostMatrix<float>& y, Orthonormalizer method,
+                                        Orthonormalizer* used = nullptr) {
+  Matrix<float> q = test::to_backend(b, y);
+  const Orthonormalizer ran = orthonormalize(b, q.view(), method);
+  if (used) *used = ran;
+  return test::to_host(b, q);
+}
+
+// The orthonormaliser tests run on the portable backend of every execution space of this Kokkos
+// (Serial, OpenMP; Cuda in the CUDA-enabled Kokkos configuration, on the GPU).
 TEST(Orthonormalize, EachMethodOnWellConditionedInput) {
-  auto b = make_backend(BackendKind::Host);
   const auto y = graded(2000, 40, 1e3);
-  for (auto method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
-                      Orthonormalizer::ShiftedCholeskyQR3}) {
-    auto q = y;
-    EXPECT_EQ(orthonormalize(*b, q.view(), method), method);
-    EXPECT_LT(test::orthogonality_loss(q.cview()), 5e-6) << to_string(method);
-    EXPECT_LT(span_residual(y, q), 1e-5) << to_string(method);
-  }
+  for (const auto& [name, b] : test::portable_backends())
+    for (auto method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
+                        Orthonormalizer::ShiftedCholeskyQR3}) {
+      Orthonormalizer used;
+      const auto q = orthonormalized(*b, y, method, &used);
+      EXPECT_EQ(used, method) << name;
+      EXPECT_LT(test::orthogonality_loss(q.cview()), 5e-6) << to_string(method) << " on " << name;
+      EXPECT_LT(span_residual(y, q), 1e-5) << to_string(method) << " on " << name;
+    }
 }
 
 TEST(Orthonormalize, IllConditionedCholeskyQRBreaksDownAndFallsBack) {
-  auto b = make_backend(BackendKind::Host);
   auto y = graded(1500, 30, 1e12);  // Gram matrix cond 1e24: FP64 Cholesky fails
   for (index_t i = 0; i < y.rows; ++i) y(i, 29) = y(i, 28);  // exactly rank deficient too
-  auto q = y;
-  const Orthonormalizer used = orthonormalize(*b, q.view(), Orthonormalizer::CholeskyQR2);
-  EXPECT_NE(used, Orthonormalizer::CholeskyQR2);
-  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used);
-}
-
-TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {
-  auto b = make_backend(BackendKind::Host);
-  // cond 10: one FP64 pass leaves ||Q^T Q - I|| ~ 1e-14; cond 1e6: ~ 2^-53 1e12 ~ 1e-4, so a second pass.
-  for (double cond : {1e1, 1e6}) {
-    const auto y = graded(3000, 48, cond);
-    auto q = y;
-    const Orthonormalizer used = orthonormalize(*b, q.view(), Orthonormalizer::Auto);
-    EXPECT_EQ(used, cond < 10.5 ? Orthonormalizer::CholeskyQR : Orthonormalizer::CholeskyQR2) << cond;
-    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << cond;
-    EXPECT_LT(span_residual(y, q), 1e-5) << cond;
+  for (const auto& [name, b] : test::portable_backends()) {
+    Orthonormalizer used;
+    const auto q = orthonormalized(*b, y, Orthonormalizer::CholeskyQR2, &used);
+    EXPECT_NE(used, Orthonormalizer::CholeskyQR2) << name;
+    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used) << " on " << name;
   }
 }
 
+TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {
+  // cond 10: one FP64 pass leaves ||Q^T Q - I|| ~ 1e-14; cond 1e6: ~ 2^-53 1e12 ~ 1e-4, so a second pass.
+  for (const auto& [name, b] : test::portable_backends())
+    for (double cond : {1e1, 1e6}) {
+      const auto y = graded(3000, 48, cond);
+      Orthonormalizer used;
+      const auto q = orthonormalized(*b, y, Orthonormalizer::Auto, &used);
+      EXPECT_EQ(used, cond < 10.5 ? Orthonormalizer::CholeskyQR : Orthonormalizer::CholeskyQR2) << cond << " " << name;
+      EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << cond << " " << name;
+      EXPECT_LT(span_residual(y, q), 1e-5) << cond << " " << name;
+    }
+}
+
 TEST(Orthonormalize, AutoOnlyScalesColumnsThatAreOrthogonalAlready) {
-  auto b = make_backend(BackendKind::Host);
   const index_t m = 3000, l = 40;
   const auto q0 = graded(m, l, 1.0);  // orthonormal columns
   auto y = q0;
   for (index_t j = 0; j < l; ++j)
     for (index_t i = 0; i < m; ++i) y(i, j) *= static_cast<float>(std::pow(10.0, -6.0 * j / (l - 1)));
-  auto q = y;
-  EXPECT_EQ(orthonormalize(*b, q.view(), Orthonormalizer::Auto), Orthonormalizer::ColumnScaling);
-  double worst = 0;
-  for (std::size_t i = 0; i < q.data.size(); ++i) worst = std::max(worst, std::abs(double(q.data[i]) - q0.data[i]));
-  EXPECT_LT(worst, 1e-6);  // the columns of Q0 themselves, signs kept
-  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6);
-  // One element of one column moved by 5e-3: no longer orthogonal to FP32's precision.
-  y(0, 1) += 5e-3f;
-  q = y;
-  EXPECT_EQ(orthonormalize(*b, q.view(), Orthonormalizer::Auto), Orthonormalizer::CholeskyQR);
-  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6);
+  auto moved = y;  // one element of one column moved by 5e-3: no longer orthogonal to FP32's precision
+  moved(0, 1) += 5e-3f;
+  for (const auto& [name, b] : test::portable_backends()) {
+    Orthonormalizer used;
+    const auto q = orthonormalized(*b, y, Orthonormalizer::Auto, &used);
+    EXPECT_EQ(used, Orthonormalizer::ColumnScaling) << name;
+    double worst = 0;
+    for (std::size_t i = 0; i < q.data.size(); ++i) worst = std::max(worst, std::abs(double(q.data[i]) - q0.data[i]));
+    EXPECT_LT(worst, 1e-6) << name;  // the columns of Q0 themselves, signs kept
+    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << name;
+    const auto q2 = orthonormalized(*b, moved, Orthonormalizer::Auto, &used);
+    EXPECT_EQ(used, Orthonormalizer::CholeskyQR) << name;
+    EXPECT_LT(test::orthogonality_loss(q2.cview()), 1e-6) << name;
+  }
 }
 
 TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {

@@ -50,18 +50,24 @@ TestMatrix cauchy_matrix() {
   return t;
 }
 
+/// ||A - U S V^T||_F / ||A||_F of the RSVD of t on b (A copied into b's memory, the factors back).
 double rsvd_error(Backend& b, const TestMatrix& t, index_t k, RsvdOptions o, RsvdReport* rep = nullptr) {
-  auto r = rsvd(b, t.a.cview(), k, o);
+  const Matrix<float> a = test::to_backend(b, t.a);
+  auto r = rsvd(b, a, k, o);
   if (rep) *rep = r.report;
-  return test::lowrank_relative_error(t.a.cview(), r.U.view(), r.S.view(), r.V.view());
+  return test::lowrank_relative_error(t.a.cview(), test::to_host(b, r.U).cview(), test::to_host(b, r.S).cview(),
+                                      test::to_host(b, r.V).cview());
 }
 
 double frob(const std::vector<double>& s) { return test::eckart_young(s, 0); }
 
+// The RSVD tests run on the portable backend of every execution space of this Kokkos (Serial,
+// OpenMP; Cuda in the CUDA-enabled Kokkos configuration, on the GPU).
 TEST(Rsvd, Fp16SketchMatchesFp32SketchOnThePapersMatrices) {
-  auto b = make_backend(BackendKind::Host);
   const index_t k = 64;
+  for (const auto& [name, b] : test::portable_backends())
   for (const TestMatrix& t : {linear_matrix(), exp_matrix(), poly_matrix(), cauchy_matrix()}) {
+    SCOPED_TRACE(name);
     const double optimum = test::eckart_young(t.sigma, k) / frob(t.sigma);
     for (std::uint64_t seed : {1, 2}) {
       RsvdOptions o;
@@ -85,23 +91,28 @@ TEST(Rsvd, Fp16SketchMatchesFp32SketchOnThePapersMatrices) {
 }
 
 TEST(Rsvd, TopSingularValuesAgreeWithLapack) {
-  auto b = make_backend(BackendKind::Host);
   const TestMatrix t = poly_matrix();
   RsvdOptions o;
   o.power_iterations = 2;
-  auto r = rsvd(*b, t.a.cview(), 20, o);
-  for (index_t i = 0; i < 20; ++i) EXPECT_NEAR(r.S.data()[i], t.sigma[i], 2e-5) << i;
-  EXPECT_LT(test::orthogonality_loss(r.U.view()), 1e-5);
-  EXPECT_LT(test::orthogonality_loss(r.V.view()), 1e-5);
-  const double exact = test::lowrank_relative_error(t.a.cview(), r.U.view(), r.S.view(), r.V.view());
-  EXPECT_NEAR(r.report.relative_error_estimate, exact, 0.6 * exact);  // a 16-probe estimate
+  for (const auto& [name, b] : test::portable_backends()) {
+    SCOPED_TRACE(name);
+    const Matrix<float> a = test::to_backend(*b, t.a);
+    auto r = rsvd(*b, a, 20, o);
+    const auto u = test::to_host(*b, r.U), s = test::to_host(*b, r.S), v = test::to_host(*b, r.V);
+    for (index_t i = 0; i < 20; ++i) EXPECT_NEAR(s.data[i], t.sigma[i], 2e-5) << i;
+    EXPECT_LT(test::orthogonality_loss(u.cview()), 1e-5);
+    EXPECT_LT(test::orthogonality_loss(v.cview()), 1e-5);
+    const double exact = test::lowrank_relative_error(t.a.cview(), u.cview(), s.cview(), v.cview());
+    EXPECT_NEAR(r.report.relative_error_estimate, exact, 0.6 * exact);  // a 16-probe estimate
+  }
 }
 
 // Auto gives the bases between the products of a power iteration one CholeskyQR pass and the last
 // basis as many as it needs: as accurate as CholeskyQR2 everywhere.
 TEST(Rsvd, PowerIterationBasesTakeOneCholeskyPassAsAccurateAsCholeskyQR2) {
-  auto b = make_backend(BackendKind::Host);
+  for (const auto& [name, b] : test::portable_backends())
   for (const TestMatrix& t : {exp_matrix(), poly_matrix()}) {
+    SCOPED_TRACE(name);
     RsvdOptions o;
     o.power_iterations = 2;
     RsvdReport rep;
@@ -116,15 +127,18 @@ TEST(Rsvd, PowerIterationBasesTakeOneCholeskyPassAsAccurateAsCholeskyQR2) {
 }
 
 TEST(Rsvd, FixedAccuracyStopsAtTheRankTheToleranceNeeds) {
-  auto b = make_backend(BackendKind::Host);
   const TestMatrix t = exp_matrix();
+  for (const auto& [name, b] : test::portable_backends())
   for (double tol : {1e-1, 1e-2}) {
+    SCOPED_TRACE(name);
     FixedAccuracyOptions o;
     o.tolerance = tol;
     o.block_size = 16;
-    auto r = rsvd_fixed_accuracy(*b, t.a.cview(), o);
+    const Matrix<float> a = test::to_backend(*b, t.a);
+    auto r = rsvd_fixed_accuracy(*b, a, o);
     const index_t rank = r.S.rows();
-    const double err = test::lowrank_relative_error(t.a.cview(), r.U.view(), r.S.view(), r.V.view());
+    const double err = test::lowrank_relative_error(t.a.cview(), test::to_host(*b, r.U).cview(),
+                                                    test::to_host(*b, r.S).cview(), test::to_host(*b, r.V).cview());
     EXPECT_LE(err, tol) << tol;
     // The smallest rank meeting tol, rounded up to the block: no more than one block beyond it.
     index_t needed = 0;
