@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends.hpp"
@@ -42,6 +43,34 @@ TEST(Gpu, OmegaOnDeviceEqualsOmegaOnHostBitForBit) {
       ASSERT_EQ(std::memcmp(hh.data(), backh.data(), sizeof(fp16) * rows * cols), 0) << rows;
     }
   }
+}
+
+// Two backends, each on its own stream, used from two host threads at once (the first launches of
+// every kernel included), give the results of one backend alone, bit for bit.
+TEST(Gpu, TwoBackendsOnTwoStreamsFromTwoThreadsGiveTheResultsOfOne) {
+  RANDNLA_REQUIRE_GPU();
+  const index_t m = 3000, n = 2000, k = 64;
+  std::vector<double> sigma(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) sigma[i] = std::pow(i + 1.0, -1.5);
+  const test::HostMatrix<float> a = test::matrix_with_spectrum(m, n, sigma, 5);
+  const auto run = [&](test::HostMatrix<float>& u, test::HostMatrix<float>& s) {
+    auto b = make_backend(BackendKind::Cuda);
+    const Matrix<float> da = test::to_backend(*b, a);
+    RsvdOptions o;
+    o.sketch = SketchPrecision::ShgemmFP16;
+    const RsvdResult r = rsvd(*b, da, k, o);
+    u = test::to_host(*b, r.U);
+    s = test::to_host(*b, r.S);
+  };
+  test::HostMatrix<float> u1, s1, u2, s2, u_alone, s_alone;
+  std::thread first([&] { run(u1, s1); }), second([&] { run(u2, s2); });
+  first.join();
+  second.join();
+  run(u_alone, s_alone);
+  EXPECT_EQ(s1.data, s_alone.data);
+  EXPECT_EQ(s2.data, s_alone.data);
+  EXPECT_EQ(u1.data, u_alone.data);
+  EXPECT_EQ(u2.data, u_alone.data);
 }
 
 TEST(Gpu, HostFp16ConversionEqualsFloat2HalfRnForAll2To32Patterns) {

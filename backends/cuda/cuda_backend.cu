@@ -127,6 +127,25 @@ class SideStream {
   cuda::SideStream s_{};
 };
 
+/// Makes `device` current for one call and gives the caller's device back after, so that every
+/// call runs on its backend's device whichever device the calling thread had.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    RANDNLA_CUDA(cudaGetDevice(&previous_));
+    if (previous_ != device) RANDNLA_CUDA(cudaSetDevice(device));
+    device_ = device;
+  }
+  ~DeviceScope() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0, device_ = 0;
+};
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, cudaStream_t stream)
@@ -147,40 +166,77 @@ class CudaBackend final : public Backend {
   std::string description() const override { return name_; }
   Capabilities capabilities() const override { return capabilities_; }
 
-  std::shared_ptr<void> allocate(std::size_t bytes) override { return StreamMemory::allocate(stream_, bytes); }
+  std::shared_ptr<void> allocate(std::size_t bytes) override {
+    const DeviceScope scope(device_);
+    return StreamMemory::allocate(stream_, bytes);
+  }
 
-  void synchronize() override { RANDNLA_CUDA(cudaStreamSynchronize(stream())); }
+  void synchronize() override { const DeviceScope scope(device_); RANDNLA_CUDA(cudaStreamSynchronize(stream())); }
 
  protected:
-  void do_copy(MatrixView<const float> s, MatrixView<float> d) override { copy2d(s, d); }
-  void do_copy(MatrixView<const double> s, MatrixView<double> d) override { copy2d(s, d); }
-  void do_copy(MatrixView<const fp16> s, MatrixView<fp16> d) override { copy2d(s, d); }
+  void do_copy(MatrixView<const float> s, MatrixView<float> d) override {
+    const DeviceScope scope(device_);
+    copy2d(s, d);
+  }
+  void do_copy(MatrixView<const double> s, MatrixView<double> d) override {
+    const DeviceScope scope(device_);
+    copy2d(s, d);
+  }
+  void do_copy(MatrixView<const fp16> s, MatrixView<fp16> d) override {
+    const DeviceScope scope(device_);
+    copy2d(s, d);
+  }
   void do_fill_random(const RandomDraw& draw, MatrixView<float> x) override {
+    const DeviceScope scope(device_);
     cuda::launch_fill_random(draw, x, stream());
   }
   void do_fill_random(const RandomDraw& draw, MatrixView<fp16> x) override {
+    const DeviceScope scope(device_);
     cuda::launch_fill_random(draw, x, stream());
   }
-  void do_convert(MatrixView<const float> s, MatrixView<double> d) override { cuda::launch_convert(s, d, stream()); }
-  void do_convert(MatrixView<const double> s, MatrixView<float> d) override { cuda::launch_convert(s, d, stream()); }
-  void do_convert(MatrixView<const float> s, MatrixView<fp16> d) override { cuda::launch_convert(s, d, stream()); }
-  void do_convert(MatrixView<const fp16> s, MatrixView<float> d) override { cuda::launch_convert(s, d, stream()); }
+  void do_convert(MatrixView<const float> s, MatrixView<double> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_convert(s, d, stream());
+  }
+  void do_convert(MatrixView<const double> s, MatrixView<float> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_convert(s, d, stream());
+  }
+  void do_convert(MatrixView<const float> s, MatrixView<fp16> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_convert(s, d, stream());
+  }
+  void do_convert(MatrixView<const fp16> s, MatrixView<float> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_convert(s, d, stream());
+  }
   void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
+    const DeviceScope scope(device_);
     cuda::launch_convert_scaled(src, s.data(), d, stream());
   }
-  void do_transpose(MatrixView<const float> s, MatrixView<float> d) override { cuda::launch_transpose(s, d, stream()); }
+  void do_transpose(MatrixView<const float> s, MatrixView<float> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_transpose(s, d, stream());
+  }
   void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) override {
+    const DeviceScope scope(device_);
     cuda::launch_scale(s.data(), x, by_row, stream());
   }
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override {
+    const DeviceScope scope(device_);
     cuda::launch_scale(s.data(), x, by_row, stream());
   }
-  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override { cuda::launch_equilibrate(g, d, stream()); }
+  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
+    const DeviceScope scope(device_);
+    cuda::launch_equilibrate(g, d, stream());
+  }
   void do_add_to_diagonal(MatrixView<double> g, double shift) override {
+    const DeviceScope scope(device_);
     cuda::launch_add_to_diagonal(g, shift, stream());
   }
 
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override {
+    const DeviceScope scope(device_);
     auto* d = static_cast<unsigned long long*>(scratch(kExponentBins * sizeof(unsigned long long)));
     RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream()));
     cuda::launch_histogram(x, d, stream());
@@ -192,11 +248,18 @@ class CudaBackend final : public Backend {
     return out;
   }
 
-  double do_frobenius_norm(MatrixView<const float> x) override { return sum_squares_root(x); }
-  double do_frobenius_norm(MatrixView<const double> x) override { return sum_squares_root(x); }
+  double do_frobenius_norm(MatrixView<const float> x) override {
+    const DeviceScope scope(device_);
+    return sum_squares_root(x);
+  }
+  double do_frobenius_norm(MatrixView<const double> x) override {
+    const DeviceScope scope(device_);
+    return sum_squares_root(x);
+  }
 
   void do_gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
                MatrixView<double> c) override {
+    const DeviceScope scope(device_);
     const index_t k = op_cols(ta, a.rows(), a.cols());
     RANDNLA_CUDA(cublasDgemm(blas_.get(), cublas_op(ta), cublas_op(tb), blas_int(c.rows(), "m"), blas_int(c.cols(), "n"),
                              blas_int(k, "k"), &alpha, a.data(), blas_int(a.ld(), "A.ld"), b.data(),
@@ -205,6 +268,7 @@ class CudaBackend final : public Backend {
 
   void do_gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                MatrixView<float> c, GemmPrecision precision) override {
+    const DeviceScope scope(device_);
     const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
     if (precision == GemmPrecision::FP16) {
       Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
@@ -225,18 +289,22 @@ class CudaBackend final : public Backend {
 
   void do_shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
                  MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    const DeviceScope scope(device_);
     cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, tc, report, ws_, stream());
   }
   void do_hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
                  MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    const DeviceScope scope(device_);
     cuda::tc_gemm(operand(a, ta, true), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream());
   }
   void do_tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                      MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+    const DeviceScope scope(device_);
     cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream());
   }
 
   void do_householder_q(MatrixView<float> a) override {
+    const DeviceScope scope(device_);
     const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
     int lwork_qr = 0, lwork_q = 0;
     RANDNLA_CUDA(cusolverDnSgeqrf_bufferSize(solver_.get(), m, n, a.data(), lda, &lwork_qr));
@@ -253,6 +321,7 @@ class CudaBackend final : public Backend {
   /// rather than work; a one-block kernel of this library took 0.95 ms, issue-bound on one SM:
   /// perf_tests/results/bench_dense_parts.md).
   int do_inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
+    const DeviceScope scope(device_);
     const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld"), ldr = blas_int(rinv.ld(), "rinv.ld");
     int lwork = 0;
     RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));
@@ -275,6 +344,7 @@ class CudaBackend final : public Backend {
   /// perf_tests/results/bench_dense_parts.md), else cuSOLVER Xsyevd, which also takes the input
   /// the own path declines (a non-finite entry or eigenvector).
   void do_symmetric_eig(MatrixView<double> g, MatrixView<double> w) override {
+    const DeviceScope scope(device_);
     if (g.rows() >= 3 && g.rows() <= eig_max_order_) {
       const int n = static_cast<int>(g.rows());
       auto work = allocate(cuda::symmetric_eig_dc_workspace_bytes(n));
@@ -300,6 +370,7 @@ class CudaBackend final : public Backend {
   /// 272 x 272 on the H100). cuSOLVER has no divide and conquer: capabilities() leaves gesdd out.
   void do_svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
               SvdMethod method) override {
+    const DeviceScope scope(device_);
     const index_t m = a.rows(), n = a.cols();
     const int im = blas_int(m, "A.rows"), in = blas_int(n, "A.cols"), lda = blas_int(a.ld(), "A.ld");
     const int ldu = blas_int(u.ld(), "U.ld"), ldvt = blas_int(vt.ld(), "VT.ld");
@@ -416,7 +487,7 @@ class CudaBackend final : public Backend {
   CusolverHandle solver_;
   int eig_max_order_;
   SideStream side_;
-  cuda::TcWorkspace ws_;
+  cuda::TcWorkspace ws_{[this](std::size_t bytes) { return allocate(bytes); }};
   std::string name_;
   Capabilities capabilities_;
   std::shared_ptr<void> scratch_, info_;

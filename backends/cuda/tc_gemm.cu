@@ -26,6 +26,7 @@
 #include "cuda_check.hpp"
 #include "randnla/precision.hpp"
 #include "elementwise.cuh"
+#include "kernel_config.cuh"
 #include "tc_gemm.cuh"
 #include "tc_gemm_kernels.cuh"
 
@@ -313,12 +314,7 @@ template <class T, bool A_LO, bool B_LO>
 void launch_gemm(const GemmArgs& args, cudaStream_t s) {
   using Tl = Tile<T, A_LO, B_LO>;
   auto kernel = tc_gemm_kernel<T, A_LO, B_LO>;
-  static bool configured = false;
-  if (!configured) {
-    RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(Tl::kSmemBytes)));
-    configured = true;
-  }
+  allow_dynamic_shared_memory(kernel, static_cast<int>(Tl::kSmemBytes));
   const dim3 grid(static_cast<unsigned>(args.np / BN), static_cast<unsigned>(args.mp / BM));
   kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args);
   RANDNLA_CUDA_LAUNCH("tc_gemm kernel");
@@ -359,20 +355,14 @@ __global__ void scale_kernel(MatrixView<float> c, float beta) {
 
 void* TcWorkspace::get(std::size_t bytes) {
   if (bytes > bytes_) {
-    void* p = nullptr;
     buffer_.reset();
-    RANDNLA_CUDA(cudaMalloc(&p, bytes));
-    buffer_ = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    buffer_ = allocate_(bytes);
     bytes_ = bytes;
   }
   return buffer_.get();
 }
 unsigned long long* TcWorkspace::histograms() {
-  if (!small_) {
-    void* p = nullptr;
-    RANDNLA_CUDA(cudaMalloc(&p, 2 * kExponentBins * sizeof(unsigned long long) + 256));
-    small_ = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
-  }
+  if (!small_) small_ = allocate_(2 * kExponentBins * sizeof(unsigned long long) + 256);
   return static_cast<unsigned long long*>(small_.get());
 }
 void* TcWorkspace::plan() { return histograms() + 2 * kExponentBins; }

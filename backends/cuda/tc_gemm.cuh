@@ -5,7 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include "randnla/backend.hpp"
 
@@ -20,14 +22,18 @@ struct TcOperand {
   bool fp16 = false;                   ///< FP16 data; otherwise FP32, which is split
 };
 
-/// Scratch device memory the products reuse between calls (grown on demand).
+/// Scratch device memory the products reuse between calls (grown on demand), from the backend's
+/// stream-ordered pool.
 class TcWorkspace {
  public:
+  using Allocate = std::function<std::shared_ptr<void>(std::size_t bytes)>;
+  explicit TcWorkspace(Allocate allocate) : allocate_(std::move(allocate)) {}
   void* get(std::size_t bytes);
   unsigned long long* histograms();  ///< 2 x 256 counters
   void* plan();                      ///< the device-side plan (format and scale exponents)
 
  private:
+  Allocate allocate_;
   std::shared_ptr<void> buffer_, small_;
   std::size_t bytes_ = 0;
 };

@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "cuda_check.hpp"
+#include "kernel_config.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -695,10 +696,7 @@ void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorM
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
   auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT>;
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    RANDNLA_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tl::kSmemBytes));
-  });
+  allow_dynamic_shared_memory(kernel, static_cast<int>(Tl::kSmemBytes));
   kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
 }

@@ -9,6 +9,7 @@
 
 #include "cuda_check.hpp"
 #include "elementwise.cuh"
+#include "kernel_config.cuh"
 #include "symmetric_eig.cuh"
 #include "tridiagonal_dc.cuh"
 
@@ -177,7 +178,7 @@ void divide_and_conquer(Workspace& ws, int n, cublasHandle_t blas, cudaStream_t 
   leaves_kernel<<<(n + 127) / 128, 128, 0, s>>>(ws.d, ws.e, n, ws.dval, ws.z);
   RANDNLA_CUDA_LAUNCH("tridiagonal leaves");
   const int group_bytes = kGroupRows * kGroupWarpDoubles * static_cast<int>(sizeof(double));
-  RANDNLA_CUDA(cudaFuncSetAttribute(low_levels_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, group_bytes));
+  allow_dynamic_shared_memory(low_levels_kernel, group_bytes);
   low_levels_kernel<<<(n + kGroupRows - 1) / kGroupRows, kGroupRows * 32, group_bytes, s>>>(ws.level, ws.z, ws.status);
   RANDNLA_CUDA_LAUNCH("divide and conquer: the levels within 32 rows");
   for (int half = kGroupRows; half < n; half *= 2) {

@@ -108,9 +108,13 @@ int optin_smem(int device) {
 }
 
 cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s, cudaLaunchAttribute& attribute) {
-  RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes)));
-  if (cluster > 8) RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  int device = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  configure_once(reinterpret_cast<const void*>(tridiagonalize_kernel), [&] {  // the largest any order needs
+    RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      optin_smem(device)));
+    RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  });
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(cluster);
   config.blockDim = dim3(kThreads);
