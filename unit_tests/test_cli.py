@@ -78,5 +78,22 @@ with tempfile.TemporaryDirectory() as d:
     if leftovers:
         failures.append("temporary files left: %s" % leftovers)
 
+    # Heavy-tailed operands (Cauchy, |x| up to ~1e7) and operands far below FP16's range: every
+    # GEMM variant stays finite and accurate where SGEMM is (B is scaled into FP16's range for SHGEMM).
+    for label, x in [("heavy tails", rng.standard_cauchy((64, 64)) * 1e3),
+                     ("tiny scales", rng.standard_normal((64, 64)) * 2.0 ** rng.uniform(-40, -20, (1, 64)))]:
+        checks += 1
+        path = os.path.join(d, "x.npy")
+        np.save(path, x.astype(np.float32))
+        code, out_text, err = run("gemm", "--a", path, "--b", path, "--backend", "host", "--reps", "1")
+        rows = [l.split() for l in out_text.splitlines() if l.startswith(("sgemm", "shgemm", "tcec"))]
+        errors = {" ".join(r[:-3]): float(r[-1]) for r in rows}
+        sgemm = errors.get("sgemm fp32", float("nan"))
+        bad = {k: e for k, e in errors.items() if not (e <= max(10 * sgemm, 1e-5))}
+        ok = code == 0 and len(errors) == 7 and not bad
+        print(("PASS " if ok else "FAIL ") + label + ": %s" % (errors if ok else (code, bad, err.strip())))
+        if not ok:
+            failures.append(label)
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -218,6 +218,14 @@ class CudaBackend final : public Backend {
     const DeviceScope scope(device_);
     cuda::launch_transpose(s, d, stream());
   }
+  void do_scale(float alpha, MatrixView<float> x) override {
+    const DeviceScope scope(device_);
+    cuda::launch_scale(alpha, x, stream());
+  }
+  void do_scale(double alpha, MatrixView<double> x) override {
+    const DeviceScope scope(device_);
+    cuda::launch_scale(alpha, x, stream());
+  }
   void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) override {
     const DeviceScope scope(device_);
     cuda::launch_scale(s.data(), x, by_row, stream());

@@ -127,6 +127,14 @@ void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaSt
   transpose_kernel<<<grid, dim3(32, 8), 0, s>>>(src, dst);
   RANDNLA_CUDA_LAUNCH("transpose");
 }
+template <class T>
+void scale_all(T alpha, MatrixView<T> x, cudaStream_t s) {
+  for_each(x.rows(), x.cols(), s, "scale", [=] __device__(index_t i, index_t j) {
+    at(x, i, j) = alpha == T(0) ? T(0) : alpha * at(x, i, j);
+  });
+}
+void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s) { scale_all(alpha, x, s); }
+void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s) { scale_all(alpha, x, s); }
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s) {
   scale_lines(scale, x, by_row, s);
 }

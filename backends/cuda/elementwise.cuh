@@ -18,6 +18,9 @@ void launch_convert_scaled(MatrixView<const double> src, const double* scale, Ma
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
 void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
+/// X := alpha X (alpha = 0 writes zeros).
+void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s);
+void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s);
 /// X(i, j) *= scale[i] (by_row) or scale[j].
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s);
 void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s);

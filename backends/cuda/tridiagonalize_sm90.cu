@@ -9,6 +9,7 @@
 #include <cfloat>
 
 #include "cuda_check.hpp"
+#include "kernel_config.cuh"
 #include "symmetric_eig.cuh"
 #include "tridiagonalize.cuh"
 

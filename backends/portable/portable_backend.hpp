@@ -75,6 +75,8 @@ class PortableBackend final : public Backend {
     portable::convert_scaled(exec_, src, s, d);
   }
   void do_transpose(MatrixView<const float> s, MatrixView<float> d) override { portable::transpose(exec_, s, d); }
+  void do_scale(float alpha, MatrixView<float> x) override { portable::scale_all(exec_, alpha, x); }
+  void do_scale(double alpha, MatrixView<double> x) override { portable::scale_all(exec_, alpha, x); }
   void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override { portable::equilibrate(exec_, g, d); }

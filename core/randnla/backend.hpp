@@ -189,6 +189,9 @@ class Backend {
     require_shape(dst, src.cols(), src.rows(), "dst");
     do_transpose(src, dst);
   }
+  /// X := alpha X (BLAS scal; alpha = 0 writes zeros, whatever X held).
+  void scale(float alpha, MatrixView<float> x) { mine(x, "X"), x.empty() ? void() : do_scale(alpha, x); }
+  void scale(double alpha, MatrixView<double> x) { mine(x, "X"), x.empty() ? void() : do_scale(alpha, x); }
   /// X(:, j) *= s[j] for each column j; s is a vector of length X.cols.
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, false); }
   void scale_columns(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, false); }
@@ -314,6 +317,8 @@ class Backend {
   virtual void do_convert(MatrixView<const fp16> src, MatrixView<float> dst) = 0;
   virtual void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
   virtual void do_transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;
+  virtual void do_scale(float alpha, MatrixView<float> x) = 0;
+  virtual void do_scale(double alpha, MatrixView<double> x) = 0;
   virtual void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) = 0;
   virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
   virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
