@@ -117,17 +117,22 @@ void scale_all(const Exec& exec, T beta, MatrixView<T> c) {
                    KOKKOS_LAMBDA(index_t i, index_t j) { c(i, j) = beta == T(0) ? T(0) : beta * c(i, j); });
 }
 
+/// Counts per FP32 exponent, in unsigned 64-bit counters: the type GPUs add atomically in hardware
+/// (a signed 64-bit atomic add is a compare-and-swap loop there, which a million elements falling
+/// into a handful of bins turns into minutes).
 template <class Exec>
 ExponentHistogram exponent_histogram(const Exec& exec, MatrixView<const float> x) {
-  Kokkos::View<std::int64_t*, DeviceOf<Exec>> counts(Kokkos::view_alloc(exec, "randnla::histogram"), kExponentBins);
+  using Count = unsigned long long;
+  Kokkos::View<Count*, DeviceOf<Exec>> counts(Kokkos::view_alloc(exec, "randnla::histogram"), kExponentBins);
   for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) {
     const float v = x(i, j);
-    if (v != 0.0f) Kokkos::atomic_add(&counts(biased_exponent(v)), std::int64_t(1));
+    if (v != 0.0f) Kokkos::atomic_add(&counts(biased_exponent(v)), Count(1));
   });
-  ExponentHistogram h;
-  Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> out(h.count, kExponentBins);
-  Kokkos::deep_copy(exec, out, counts);
+  auto host = Kokkos::create_mirror_view(counts);
+  Kokkos::deep_copy(exec, host, counts);
   exec.fence();
+  ExponentHistogram h;
+  for (int b = 0; b < kExponentBins; ++b) h.count[b] = static_cast<std::int64_t>(host(b));
   return h;
 }
 
