@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as d:
         rows = [l.split() for l in out_text.splitlines() if l.startswith(("sgemm", "shgemm", "tcec"))]
         errors = {" ".join(r[:-3]): float(r[-1]) for r in rows}
         sgemm = errors.get("sgemm fp32", float("nan"))
-        bad = {k: e for k, e in errors.items() if not (e <= max(10 * sgemm, 1e-5))}
+        bad = {k: e for k, e in errors.items() if not (e <= max(3 * sgemm, 1e-6))}
         ok = code == 0 and len(errors) == 7 and not bad
         print(("PASS " if ok else "FAIL ") + label + ": %s" % (errors if ok else (code, bad, err.strip())))
         if not ok:
