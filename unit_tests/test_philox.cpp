@@ -121,5 +121,23 @@ TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
   }
 }
 
+// Sub-block semantics: a block of Omega drawn alone equals the same block of the whole Omega, on
+// every execution space; a block outside its operator is refused.
+TEST(Random, ABlockDrawnAloneEqualsThatBlockOfTheWholeOperator) {
+  const index_t m = 300, n = 40, r0 = 17, c0 = 9, r = 101, c = 23;
+  for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 8, 0}, RandomSpec{Distribution::SparseSign, 9, 1, 0.1}}) {
+    for (const auto& [name, b] : test::portable_backends()) {
+      Matrix<float> whole(*b, m, n), block(*b, r, c);
+      b->fill_random(spec, whole.view());
+      b->fill_random(spec, block.view(), RandomBlock{r0, c0, m});
+      const test::HostMatrix<float> hw = test::to_host(*b, whole), hb = test::to_host(*b, block);
+      for (index_t j = 0; j < c; ++j)
+        for (index_t i = 0; i < r; ++i) ASSERT_EQ(exact::bits_of(hb(i, j)), exact::bits_of(hw(r0 + i, c0 + j))) << name;
+      EXPECT_THROW(b->fill_random(spec, block.view(), RandomBlock{m - 50, 0, m}), InvalidArgument);
+      EXPECT_THROW(b->fill_random(spec, block.view(), RandomBlock{-1, 0, m}), InvalidArgument);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace randnla

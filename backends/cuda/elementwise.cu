@@ -92,13 +92,11 @@ void scale_lines(const T* scale, MatrixView<T> x, bool by_row, cudaStream_t s) {
 }  // namespace
 
 void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s) {
-  const index_t rows = x.rows();
-  for_each(rows, x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { at(x, i, j) = draw(i + j * rows); });
+  for_each(x.rows(), x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { at(x, i, j) = draw.at(i, j); });
 }
 void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s) {
-  const index_t rows = x.rows();
-  for_each(rows, x.cols(), s, "fill_random fp16",
-           [=] __device__(index_t i, index_t j) { at(x, i, j) = fp16{__half_as_ushort(__float2half_rn(draw(i + j * rows)))}; });
+  for_each(x.rows(), x.cols(), s, "fill_random fp16",
+           [=] __device__(index_t i, index_t j) { at(x, i, j) = fp16{__half_as_ushort(__float2half_rn(draw.at(i, j)))}; });
 }
 void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f32->f64",

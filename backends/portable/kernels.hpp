@@ -66,11 +66,10 @@ struct RoundToHalf {
   KOKKOS_INLINE_FUNCTION float operator()(float v) const { return to_float(to_fp16(v)); }
 };
 
-/// X(i, j) := draw(i + j * rows), rounded to T.
+/// X(i, j) := draw.at(i, j), rounded to T.
 template <class Exec, class T>
 void fill_random(const Exec& exec, const RandomDraw& draw, MatrixView<T> x) {
-  const index_t rows = x.rows();
-  for_each_element(exec, rows, x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), draw(i + j * rows)); });
+  for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), draw.at(i, j)); });
 }
 
 /// D(i, j) := f(S(i, j)).

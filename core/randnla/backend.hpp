@@ -167,10 +167,15 @@ class Backend {
 
   // ---- elementwise and reductions ---------------------------------------------------------------
   /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend and for any
-  /// thread count). FP16: each element rounded to nearest. Throws InvalidArgument for a SparseSign
-  /// density outside (0, 1].
-  void fill_random(const RandomSpec& spec, MatrixView<float> x) { mine(x, "X"), do_fill_random(RandomDraw(spec), x); }
-  void fill_random(const RandomSpec& spec, MatrixView<fp16> x) { mine(x, "X"), do_fill_random(RandomDraw(spec), x); }
+  /// thread count), or with the block of it that `block` names. FP16: each element rounded to
+  /// nearest. Throws InvalidArgument for a SparseSign density outside (0, 1] or a block outside
+  /// its operator.
+  void fill_random(const RandomSpec& spec, MatrixView<float> x, const RandomBlock& block = {}) {
+    mine(x, "X"), do_fill_random(random_draw(spec, block, x.rows()), x);
+  }
+  void fill_random(const RandomSpec& spec, MatrixView<fp16> x, const RandomBlock& block = {}) {
+    mine(x, "X"), do_fill_random(random_draw(spec, block, x.rows()), x);
+  }
   void convert(MatrixView<const float> src, MatrixView<double> dst) { same_shape(src, dst), do_convert(src, dst); }
   void convert(MatrixView<const double> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
   /// Rounded to nearest; beyond FP16's range -> +-Inf (callers that cannot accept that scale first).
@@ -346,6 +351,16 @@ class Backend {
   template <class T>
   void mine(const MatrixView<T>& v, const std::string& name) const {
     require_space(v, memory_space(), name);
+  }
+  /// The draw of `block` of the operator `spec` into a matrix of `rows` rows (any number of
+  /// columns: an operator has as many as its blocks reach).
+  static RandomDraw random_draw(const RandomSpec& spec, RandomBlock block, index_t rows) {
+    if (block.rows == 0) block = RandomBlock{0, 0, rows};
+    require(block.row0 >= 0 && block.col0 >= 0, "block.row0, block.col0",
+            std::to_string(block.row0) + ", " + std::to_string(block.col0), "must be >= 0");
+    require(block.row0 + rows <= block.rows, "block.row0 + X.rows", block.row0 + rows,
+            "must be <= block.rows = " + std::to_string(block.rows));
+    return RandomDraw(spec, block);
   }
   template <class S, class D>
   void same_shape(const MatrixView<S>& s, const MatrixView<D>& d) const {

@@ -9,13 +9,29 @@
 
 namespace randnla {
 
+/// Which block of a random operator to draw: the block whose top-left element is (row0, col0) of
+/// the operator with `rows` rows (element (i, j) of the operator is draw(i + j * rows)), so that a
+/// block drawn alone equals the same block of the whole operator (RandBLAS's submatrix semantics).
+/// rows = 0: the matrix filled is the whole operator.
+struct RandomBlock {
+  std::int64_t row0 = 0, col0 = 0, rows = 0;
+};
+
 /// random_element() with the per-matrix constants computed once on the host.
 /// Throws InvalidArgument for a SparseSign density outside (0, 1].
 struct RandomDraw {
   RandomSpec spec;
   std::uint32_t sparse_threshold = 0xffffffffu;
   float sparse_scale = 1.0f;
+  RandomBlock block;
 
+  /// Element (i, j) of the filled matrix: element (row0 + i, col0 + j) of the operator.
+  RANDNLA_HD float at(std::int64_t i, std::int64_t j) const {
+    return (*this)(static_cast<std::uint64_t>(block.row0 + i) +
+                   static_cast<std::uint64_t>(block.col0 + j) * static_cast<std::uint64_t>(block.rows));
+  }
+
+  RandomDraw(const RandomSpec& s, const RandomBlock& b) : RandomDraw(s) { block = b; }
   explicit RandomDraw(const RandomSpec& s) : spec(s) {
     if (s.distribution != Distribution::SparseSign) return;
     require(s.density > 0.0 && s.density <= 1.0, "density", s.density, "must lie in (0, 1]");
