@@ -53,6 +53,55 @@ TEST(KokkosAdapter, LayoutLeftAcceptedLayoutRightRejected) {
   EXPECT_EQ(s.ld(), 7);
 }
 
+// Rank-3 to rank-5 LayoutLeft Kokkos views map onto tensor views of the same memory, element for
+// element; the mode-0 unfolding and the last mode's columns are matrix views of it.
+template <class KV>
+void expect_same_elements(const KV& v) {
+  const auto t = tensor_view_of(v, "X");
+  EXPECT_EQ(t.data(), v.data());
+  EXPECT_EQ(t.size(), static_cast<index_t>(v.size()));
+  for (int k = 0; k < t.rank(); ++k) EXPECT_EQ(t.extent(k), static_cast<index_t>(v.extent(k)));
+}
+
+TEST(TensorView, KokkosRank3To5LayoutLeftViewsMapWithoutACopy) {
+  Kokkos::View<float***, Kokkos::LayoutLeft, Kokkos::HostSpace> a("a", 4, 3, 5);
+  Kokkos::View<float****, Kokkos::LayoutLeft, Kokkos::HostSpace> b("b", 2, 3, 4, 5);
+  Kokkos::View<double*****, Kokkos::LayoutLeft, Kokkos::HostSpace> c("c", 2, 2, 3, 2, 3);
+  expect_same_elements(a);
+  expect_same_elements(b);
+  expect_same_elements(c);
+  const auto t = tensor_view_of(b, "B");
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        for (int l = 0; l < 5; ++l) ASSERT_EQ(&t(i, j, k, l), &b(i, j, k, l));
+  const auto m0 = tensor_view_of(a).mode0_unfolding();  // A_(0): 4 x 15, column j + 3 k
+  EXPECT_EQ(m0.rows(), 4);
+  EXPECT_EQ(m0.cols(), 15);
+  EXPECT_EQ(&m0(1, 2 + 3 * 4), &a(1, 2, 4));
+  const auto last = tensor_view_of(a).last_mode_columns();  // 12 x 5: row i + 4 j
+  EXPECT_EQ(last.rows(), 12);
+  EXPECT_EQ(&last(3 + 4 * 2, 1), &a(3, 2, 1));
+  // A subview that skips slices of the last mode keeps the mode-0 unfolding only where it packs.
+  const auto every_other = Kokkos::subview(a, Kokkos::ALL(), Kokkos::make_pair(0, 2), Kokkos::ALL());
+  EXPECT_THROW(tensor_view_of(every_other).mode0_unfolding(), InvalidArgument);
+  EXPECT_EQ(tensor_view_of(every_other).last_mode_columns().ld(), 12);
+}
+
+TEST(TensorView, LayoutRightAndOverlappingStridesAreRefused) {
+  Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace> right("r", 3, 4, 5);
+  try {
+    tensor_view_of(right, "T");
+    ADD_FAILURE() << "LayoutRight accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.parameter(), "T.layout");
+  }
+  float x[64];
+  EXPECT_THROW((TensorView<float, 3>(x, {4, 4, 4}, {1, 3, 16}, MemorySpace::Host, "T")), InvalidArgument);  // overlap
+  EXPECT_THROW((TensorView<float, 3>(x, {4, 4, 4}, {4, 1, 16}, MemorySpace::Host, "T")), InvalidArgument);  // row-major
+  EXPECT_NO_THROW((TensorView<float, 3>(x, {4, 4, 4}, {1, 4, 16}, MemorySpace::Host, "T")));
+}
+
 TEST(Errors, HierarchyAndParsers) {
   EXPECT_THROW(parse_enum<BackendKind>("gpu", "backend"), InvalidArgument);
   try {

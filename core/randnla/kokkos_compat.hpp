@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "randnla/matrix_view.hpp"
+#include "randnla/tensor_view.hpp"
 
 namespace randnla {
 namespace compat {
@@ -63,6 +64,26 @@ MatrixView<typename KV::value_type> view_of(const KV& v, const std::string& name
   const index_t ld = cols > 1 ? static_cast<index_t>(v.stride(1)) : (rows > 1 ? rows : 1);
   return MatrixView<typename KV::value_type>(v.data(), rows, cols, ld, host ? MemorySpace::Host : MemorySpace::Device,
                                              name);
+}
+
+/// The randnla tensor view of a rank-N Kokkos view (N = KV::rank, 1 to 8): LayoutLeft, or
+/// LayoutStride with the first index fastest; the same memory, no copy. Anything else throws
+/// InvalidArgument naming `name`.
+template <class KV>
+TensorView<typename KV::value_type, static_cast<int>(KV::rank)> tensor_view_of(const KV& v, const std::string& name = "A") {
+  constexpr int N = static_cast<int>(KV::rank);
+  using layout = typename KV::array_layout;
+  constexpr bool left = std::is_same<layout, Kokkos::LayoutLeft>::value;
+  constexpr bool strided = std::is_same<layout, Kokkos::LayoutStride>::value;
+  require(left || strided, name + ".layout", "LayoutRight or other", "must be LayoutLeft (first index fastest)");
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename KV::memory_space>::accessible;
+  typename TensorView<typename KV::value_type, N>::Index extents{}, strides{};
+  for (int k = 0; k < N; ++k) {
+    extents[k] = static_cast<index_t>(v.extent(k));
+    strides[k] = static_cast<index_t>(v.stride(k));
+  }
+  return TensorView<typename KV::value_type, N>(v.data(), extents, strides, host ? MemorySpace::Host : MemorySpace::Device,
+                                                name);
 }
 
 }  // namespace randnla
