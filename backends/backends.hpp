@@ -17,7 +17,7 @@ enum class BackendKind {
 /// True when this build has the CUDA backend and at least one GPU is visible.
 bool cuda_available();
 
-/// A backend of the given kind. Kokkos must be initialised for the host backend.
+/// A backend of the given kind. Kokkos must be initialised for the portable (host) backend.
 std::unique_ptr<Backend> make_backend(BackendKind kind = BackendKind::Auto, int device = 0);
 
 /// Which backend serves an execution space.

@@ -4,7 +4,7 @@
 #  2. CUDA backend against a CUDA-enabled Kokkos built from Debian's source (scripts/build_kokkos_cuda.sh):
 #     compiled and linked in full; its tests need a GPU to initialise Kokkos, so they run on the H100
 #     (scripts/gpu_run.sh), not here;
-#  3. host backend against Kokkos and Kokkos Kernels 4.5.1 with OpenMP (scripts/build_kokkos4.sh):
+#  3. the portable backend against Kokkos and Kokkos Kernels 4.5.1 with OpenMP (scripts/build_kokkos4.sh):
 #     every test that touches Kokkos runs, on 2 OpenMP threads (the portable backend's default
 #     execution space there), so both the 3.4 and the 4.x API and a threaded space stay supported.
 set -euo pipefail

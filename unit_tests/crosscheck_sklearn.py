@@ -1,4 +1,4 @@
-"""Cross-check of `randnla rsvd` (host backend) against scikit-learn's randomized_svd and LAPACK's
+"""Cross-check of `randnla rsvd` (portable backend on the host) against scikit-learn's randomized_svd and LAPACK's
 exact SVD (numpy) on small matrices: the same singular values and subspaces to the accuracy the
 theory allows. Usage: crosscheck_sklearn.py RANDNLA"""
 import os

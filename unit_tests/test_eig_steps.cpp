@@ -20,7 +20,7 @@ namespace {
 using namespace cuda;
 
 /// Eigenvalues (ascending) and eigenvectors of the tridiagonal (d, e): the merge levels of
-/// tridiagonal_dc.cu, each block of a level in turn, Z := Z U by the host backend's DGEMM.
+/// tridiagonal_dc.cu, each block of a level in turn, Z := Z U by the portable backend's DGEMM on the host.
 void divide_and_conquer(Backend& host, const std::vector<double>& d, const std::vector<double>& e,
                         std::vector<double>& w, Matrix<double>& z) {
   const int n = static_cast<int>(d.size());

@@ -1,5 +1,5 @@
 // GPU tests (label gpu): skipped without a GPU; on the H100 they hold the CUDA backend to the
-// host backend (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
+// portable backend on the host (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

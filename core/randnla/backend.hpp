@@ -201,7 +201,6 @@ class Backend {
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, false); }
   void scale_columns(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, false); }
   /// X(i, :) *= s[i] for each row i.
-  void scale_rows(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, true); }
   void scale_rows(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, true); }
   /// Symmetric equilibration of a Gram matrix G (n x n, FP64): d (n x 1) := diag(G)^{-1/2},
   /// G := D G D, so that G's diagonal is 1 (van der Sluis). d_i = 1 where G_ii is not positive
