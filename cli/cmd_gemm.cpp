@@ -24,11 +24,10 @@ double relative_error(Backend& b, MatrixView<const float> c, MatrixView<const do
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
-std::string explain(const GemmReport& r) {
-  if (r.a_format == TensorCore::FP16)
-    return "fp16-TC (A scaled by 2^" + std::to_string(r.a_scale_exponent) + ", B by 2^" +
-           std::to_string(r.b_scale_exponent) + ")";
-  return "tf32-TC (an operand holds Inf/NaN or elements more than 2^38 below its largest)";
+std::string explain(const ProductReport& r, bool fp16_b) {
+  if (r.mode == ProductMode::Split && r.a_format == TensorCore::TF32)
+    return describe(r, fp16_b) + " (an operand holds Inf/NaN or elements more than 2^38 below its largest)";
+  return describe(r, fp16_b);
 }
 
 }  // namespace
@@ -73,7 +72,7 @@ int run_gemm(int argc, char** argv) {
     Matrix<double> ad(*b, m, k), bd(*b, k, n), r(*b, m, n);
     b->convert(a, ad.view());
     b->convert(bb, bd.view());
-    b->gemm(Op::N, Op::N, 1.0, ad, bd, 0.0, r);
+    b->product(Op::N, Op::N, 1.0, ad, bd, 0.0, r);
     return r;
   };
   const Matrix<double> ref = reference(bm), ref16 = reference(b16f);
@@ -84,17 +83,25 @@ int run_gemm(int argc, char** argv) {
     const double ms = median_ms(*b, f, reps, 1);
     std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, relative_error(*b, c, r));
   };
-  run("sgemm fp32", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::FP32); });
-  run("gemm tf32", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::TF32); });
-  run("gemm fp16", ref, [&] { b->gemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, GemmPrecision::FP16); });
-  GemmReport rep_sh, rep_tcec;
+  auto product = [&](MatrixView<const float> bb, float alpha, ProductPrecision precision, ProductReport* report) {
+    return [=, &b, &a, &c] { b->product(Op::N, Op::N, alpha, a, bb, 0.0f, c, precision, report); };
+  };
+  auto product16 = [&](ProductPrecision precision, ProductReport* report) {
+    return [=, &b, &a, &c, &b16] { b->product(Op::N, Op::N, exp2i(-s), a, b16, 0.0f, c, precision, report); };
+  };
+  run("sgemm fp32", ref, product(bm, 1.0f, ProductPrecision::fp32(), nullptr));
+  run("gemm tf32", ref, product(bm, 1.0f, ProductPrecision::tf32(), nullptr));
+  run("gemm fp16", ref, product(bm, 1.0f, ProductPrecision::fp16(), nullptr));
+  ProductReport rep_sh, rep_tcec, rep_auto;
   for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32, TensorCore::Auto}) {
+    const bool automatic = tc == TensorCore::Auto;
     run(std::string("shgemm ") + to_string(tc) + " (B fp16)", ref16,
-        [&] { b->shgemm(Op::N, Op::N, exp2i(-s), a, b16, 0.0f, c, tc, tc == TensorCore::Auto ? &rep_sh : nullptr); });
-    run(std::string("tcec ") + to_string(tc), ref,
-        [&] { b->tcec_sgemm(Op::N, Op::N, 1.0f, a, bm, 0.0f, c, tc, tc == TensorCore::Auto ? &rep_tcec : nullptr); });
+        product16(ProductPrecision::split_in(tc), automatic ? &rep_sh : nullptr));
+    run(std::string("tcec ") + to_string(tc), ref, product(bm, 1.0f, ProductPrecision::split_in(tc), automatic ? &rep_tcec : nullptr));
   }
-  std::printf("\nauto chose: shgemm %s; tcec %s\n", explain(rep_sh).c_str(), explain(rep_tcec).c_str());
+  run("auto", ref, product(bm, 1.0f, ProductPrecision::automatic(), &rep_auto));
+  std::printf("\nsplit with auto format chose: %s; %s\nauto ran: %s\n", explain(rep_sh, true).c_str(),
+              explain(rep_tcec, false).c_str(), explain(rep_auto, false).c_str());
   return 0;
 }
 

@@ -24,7 +24,7 @@ std::vector<double> exact_singular_values(Backend& b, MatrixView<const float> x)
   const index_t n = x.cols();
   Matrix<double> xd(b, x.rows(), n, "X"), g(b, n, n, "G"), w(b, n, 1, "w");
   b.convert(x, xd.view());
-  b.gemm(Op::T, Op::N, 1.0, xd, xd, 0.0, g);
+  b.product(Op::T, Op::N, 1.0, xd, xd, 0.0, g);
   b.symmetric_eig(g, w);
   std::vector<double> s(static_cast<std::size_t>(n));
   b.copy(w.view(), MatrixView<double>(s.data(), n, 1, n, MemorySpace::Host));

@@ -56,7 +56,7 @@ int run_rsvd(int argc, char** argv) {
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
     opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
     opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
-    opt.small_svd = parse_enum<SvdMethod>(o.text("svd"), "--svd");
+    opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
     opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
     r = rsvd(*backend, a, o.integer("rank"), opt);
     std::printf("rank k = %lld, oversampling p = %lld, power iterations q = %d\n",
@@ -68,7 +68,7 @@ int run_rsvd(int argc, char** argv) {
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
     opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
-    opt.small_svd = parse_enum<SvdMethod>(o.text("svd"), "--svd");
+    opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
     r = rsvd_fixed_accuracy(*backend, a, opt);
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
   }

@@ -70,7 +70,7 @@ double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<co
   b.copy(a, e.view());
   b.copy(u, us.view());
   b.scale_columns(s, us.view());
-  b.gemm(Op::N, Op::T, -1.0f, us, v, 1.0f, e, GemmPrecision::FP32);
+  b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
   return b.frobenius_norm(e) / b.frobenius_norm(a);
 }
 

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     Matrix<float> us(*b, m, k), x(*b, m, n);
     b->copy(r.U.view(), us.view());
     b->scale_columns(r.S, us.view());
-    b->gemm(Op::N, Op::T, 1.0f, us, r.V, 0.0f, x, GemmPrecision::FP32);
+    b->product(Op::N, Op::T, 1.0f, us, r.V, 0.0f, x, ProductPrecision::fp32());
     std::vector<float> h(static_cast<std::size_t>(m * n));
     b->copy(x.view(), MatrixView<float>(h.data(), m, n, m, MemorySpace::Host));
     double mse = 0;

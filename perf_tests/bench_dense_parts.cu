@@ -428,18 +428,21 @@ void products(Backend& b, index_t m, index_t l) {
     std::printf("\n");
     std::fflush(stdout);
   };
-  run("shgemm fp16 Y = A Omega", [&] { b.shgemm(Op::N, Op::N, 1.0f, a, omega, 0.0f, y, TensorCore::FP16); });
-  run("tcec fp16 Z = A^T Y", [&] { b.tcec_sgemm(Op::T, Op::N, 1.0f, a, y, 0.0f, z, TensorCore::FP16); });
-  run("tcec fp16 Y = A Z", [&] { b.tcec_sgemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y, TensorCore::FP16); });
-  run("tcec fp16 B = Y^T A", [&] { b.tcec_sgemm(Op::T, Op::N, 1.0f, y, a, 0.0f, bm, TensorCore::FP16); });
+  run("shgemm fp16 Y = A Omega", [&] { b.product(Op::N, Op::N, 1.0f, a, omega, 0.0f, y, ProductPrecision::split_in(TensorCore::FP16)); });
+  run("tcec fp16 Z = A^T Y", [&] { b.product(Op::T, Op::N, 1.0f, a, y, 0.0f, z, ProductPrecision::split_in(TensorCore::FP16)); });
+  run("tcec fp16 Y = A Z", [&] { b.product(Op::N, Op::N, 1.0f, a, z, 0.0f, y, ProductPrecision::split_in(TensorCore::FP16)); });
+  run("tcec fp16 B = Y^T A", [&] { b.product(Op::T, Op::N, 1.0f, y, a, 0.0f, bm, ProductPrecision::split_in(TensorCore::FP16)); });
   run("non-finite check of A (exponent histogram)", [&] { b.exponent_histogram(a); }, false);
   {
     Matrix<double> g(b, l, l, "G"), g0(b, l, l, "G0"), rinv(b, l, l, "R^-1"), yd(b, m, l, "Y");
     b.convert(y.view(), yd.view());
-    b.gemm(Op::T, Op::N, 1.0, yd, yd, 0.0, g0);
-    run("inverse Cholesky factor (library; G copy included)", [&] {
+    b.product(Op::T, Op::N, 1.0, yd, yd, 0.0, g0);
+    run("inverse Cholesky factor (library potrf + trsm; G copy included)", [&] {
       b.copy(MatrixView<const double>(g0.view()), g.view());
-      if (b.inverse_cholesky_factor(g, rinv) != 0) throw std::runtime_error("not positive definite");
+      if (b.cholesky(g) != 0) throw std::runtime_error("not positive definite");
+      b.scale(0.0, rinv.view());
+      b.add_to_diagonal(rinv, 1.0);
+      b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv);
     }, false);
   }
   run("CholeskyQR2 of Y (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::CholeskyQR2); }, false);

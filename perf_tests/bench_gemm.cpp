@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     Matrix<double> ad(*b, s.m, s.k), bd(*b, s.k, s.n), ref(*b, s.m, s.n);
     b->convert(a.view(), ad.view());
     b->convert(bf.view(), bd.view());
-    b->gemm(Op::N, Op::N, 1.0, ad, bd, 0.0, ref);
+    b->product(Op::N, Op::N, 1.0, ad, bd, 0.0, ref);
     ad = Matrix<double>();
     bd = Matrix<double>();
     const double flops = 2.0 * s.m * s.n * s.k;
@@ -72,14 +72,14 @@ int main(int argc, char** argv) {
       std::printf("%-15s %-22s %10.3f %10.1f %10.2e\n", s.name, name, ms, flops / ms / 1e9, err);
       std::fflush(stdout);
     };
-    run("cublas sgemm", [&] { b->gemm(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, GemmPrecision::FP32); });
-    run("cublas tf32", [&] { b->gemm(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, GemmPrecision::TF32); });
-    run("cublas fp16(+convert)", [&] { b->gemm(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, GemmPrecision::FP16); });
+    run("cublas sgemm", [&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, ProductPrecision::fp32()); });
+    run("cublas tf32", [&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, ProductPrecision::tf32()); });
+    run("cublas fp16(+convert)", [&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, ProductPrecision::fp16()); });
     for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32, TensorCore::Auto}) {
       run((std::string("shgemm ") + to_string(tc)).c_str(),
-          [&] { b->shgemm(Op::N, Op::N, 1.0f, a, bh, 0.0f, c, tc); });
+          [&] { b->product(Op::N, Op::N, 1.0f, a, bh, 0.0f, c, ProductPrecision::split_in(tc)); });
       run((std::string("tcec ") + to_string(tc)).c_str(),
-          [&] { b->tcec_sgemm(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, tc); });
+          [&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, ProductPrecision::split_in(tc)); });
     }
   }
   return 0;

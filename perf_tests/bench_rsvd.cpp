@@ -31,14 +31,14 @@ Matrix<float> test_matrix(Backend& b, index_t n, index_t rank) {
   Matrix<float> u(b, n, rank, "U"), v(b, n, rank, "V"), sigma(b, rank, 1, "sigma"), a(b, n, n, "A");
   b.fill_random(RandomSpec{Distribution::Gaussian, 100, 0}, u.view());
   b.fill_random(RandomSpec{Distribution::Gaussian, 101, 0}, v.view());
-  b.householder_q(u.view());
-  b.householder_q(v.view());
+  orthonormalize(b, u.view(), Orthonormalizer::Householder);
+  orthonormalize(b, v.view(), Orthonormalizer::Householder);
   auto host = make_backend(BackendKind::Host);
   Matrix<float> hs(*host, rank, 1);
   for (index_t i = 0; i < rank; ++i) hs.data()[i] = static_cast<float>(std::pow(i + 1.0, -1.5));
   b.copy(hs.view(), sigma.view());
   b.scale_columns(sigma, u.view());
-  b.gemm(Op::N, Op::T, 1.0f, u, v, 0.0f, a, GemmPrecision::FP32);
+  b.product(Op::N, Op::T, 1.0f, u, v, 0.0f, a, ProductPrecision::fp32());
   return a;
 }
 
@@ -48,7 +48,7 @@ double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float
   b.copy(a, e.view());
   b.copy(u, us.view());
   b.scale_columns(s, us.view());
-  b.gemm(Op::N, Op::T, -1.0f, us, v, 1.0f, e, GemmPrecision::FP32);
+  b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
   return b.frobenius_norm(e) / norm_a;
 }
 
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool profile = argc > 3 && std::strcmp(argv[1], "--profile") == 0;
-  const SvdMethod small_svd = argc > 2 && !profile ? parse_enum<SvdMethod>(argv[2], "small svd") : RsvdOptions{}.small_svd;
+  const SmallSvd small_svd = argc > 2 && !profile ? parse_enum<SmallSvd>(argv[2], "small svd") : RsvdOptions{}.small_svd;
   if (!cuda_available()) {
     std::printf("bench_rsvd: no GPU, nothing to measure\n");
     return 0;

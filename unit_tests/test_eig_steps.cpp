@@ -48,7 +48,7 @@ void divide_and_conquer(Backend& host, const std::vector<double>& d, const std::
       for (int x = 0; x < 2 * half; ++x) dc::weight_and_rank(L, b, x, 0, 1, red.data(), sh.data());
     for (int b = 0; b < merges; ++b)
       for (int x = 0; x < 2 * half; ++x) dc::column(L, b, x, 0, 1, red.data(), sh.data());
-    host.gemm(Op::N, Op::N, 1.0, z, u, 0.0, zn);
+    host.product(Op::N, Op::N, 1.0, z, u, 0.0, zn);
     host.copy(MatrixView<const double>(zn.view()), z.view());
   }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "orthonormalize/cholesky_qr_ops.hpp"
 #include "rsvd/rsvd.hpp"
 #include "rsvd/svd_through_gram.hpp"
 #include "test_support.hpp"
@@ -122,7 +123,7 @@ double device_error(Backend& dev, const Case& c, Elements e, const std::function
   for (int variant = 0; variant < 2; ++variant) {
     auto dc = test::to_backend(dev, c0);
     if (variant == 0)
-      dev.gemm(c.ta, c.tb, 1.0f, av, db, c.beta, dc, GemmPrecision::FP32);
+      dev.product(c.ta, c.tb, 1.0f, av, db, c.beta, dc, ProductPrecision::fp32());
     else
       run(av, db, dc);
     errs[variant] = test::relative_error(test::to_host(dev, dc), ref);
@@ -138,9 +139,9 @@ void expect_tcec_within_2x_of_sgemm(Elements e) {
   for (const Case& c : cases)
     for (TensorCore tc : {TensorCore::TF32, TensorCore::Auto, TensorCore::FP16}) {
       double e_sgemm = 0;
-      GemmReport rep;
+      ProductReport rep;
       const double e_tcec = device_error(*dev, c, e, [&](auto a, auto b, auto out) {
-        dev->tcec_sgemm(c.ta, c.tb, 1.0f, a, b, c.beta, out, tc, &rep);
+        dev->product(c.ta, c.tb, 1.0f, a, b, c.beta, out, ProductPrecision::split_in(tc), &rep);
       }, &e_sgemm);
       std::printf("tcec %-4s %-16s k=%-5d error %.3e, SGEMM's %.3e (%.2fx)\n", to_string(tc), test::to_string(e),
                   static_cast<int>(c.k), e_tcec, e_sgemm, e_tcec / e_sgemm);
@@ -182,8 +183,8 @@ TEST(Gpu, ShgemmAgainstFp64WithFp16Omega) {
         auto ref = test::reference_gemm(Op::N, Op::N, a, b);
         auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
         Matrix<float> c_sh(*dev, m, n), c_s(*dev, m, n);
-        dev->shgemm(Op::N, Op::N, 1.0f, da, omega, 0.0f, c_sh, tc);
-        dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c_s, GemmPrecision::FP32);
+        dev->product(Op::N, Op::N, 1.0f, da, omega, 0.0f, c_sh, ProductPrecision::split_in(tc));
+        dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, c_s, ProductPrecision::fp32());
         const double e_sh = test::relative_error(test::to_host(*dev, c_sh), ref);
         const double e_s = test::relative_error(test::to_host(*dev, c_s), ref);
         EXPECT_LE(e_sh, 2.0 * e_s) << to_string(tc) << " " << test::to_string(e) << " k=" << k;
@@ -240,23 +241,22 @@ TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
         const index_t ar = c.ta == Op::N ? c.m : c.k, ac = c.ta == Op::N ? c.k : c.m;
         const index_t br = c.tb == Op::N ? c.k : c.n, bc = c.tb == Op::N ? c.n : c.k;
         const auto a32 = test::random_matrix(ar, ac, Elements::Normal, 41), b32 = test::random_matrix(br, bc, Elements::Normal, 42);
-        const auto a16 = fp16_exact(a32), b16 = fp16_exact(b32);
+        const auto b16 = fp16_exact(b32);
         const auto c0 = test::random_matrix(c.m, c.n, Elements::Normal, 43);
         struct Variant {
           const char* name;
           const test::HostMatrix<float>& a;
           const test::HostMatrix<float>& b;
-        } variants[] = {{"tcec", a32, b32}, {"shgemm", a32, b16}, {"hsgemm", a16, b32}};
+        } variants[] = {{"tcec", a32, b32}, {"shgemm", a32, b16}};
         for (const Variant& v : variants) {
           auto ref = test::reference_gemm(c.ta, c.tb, v.a, v.b);
           for (std::size_t i = 0; i < ref.data.size(); ++i) ref.data[i] += c.beta * static_cast<double>(c0.data[i]);
           auto da = test::to_backend(*dev, v.a), db = test::to_backend(*dev, v.b);
           auto ds = test::to_backend(*dev, c0), dc = test::to_backend(*dev, c0);
-          dev->gemm(c.ta, c.tb, 1.0f, da, db, c.beta, ds, GemmPrecision::FP32);
+          dev->product(c.ta, c.tb, 1.0f, da, db, c.beta, ds, ProductPrecision::fp32());
           const std::string name = v.name;
-          if (name == "tcec") dev->tcec_sgemm(c.ta, c.tb, 1.0f, da, db, c.beta, dc, tc);
-          if (name == "shgemm") dev->shgemm(c.ta, c.tb, 1.0f, da, to_device_fp16(*dev, v.b), c.beta, dc, tc);
-          if (name == "hsgemm") dev->hsgemm(c.ta, c.tb, 1.0f, to_device_fp16(*dev, v.a), db, c.beta, dc, tc);
+          if (name == "tcec") dev->product(c.ta, c.tb, 1.0f, da, db, c.beta, dc, ProductPrecision::split_in(tc));
+          if (name == "shgemm") dev->product(c.ta, c.tb, 1.0f, da, to_device_fp16(*dev, v.b), c.beta, dc, ProductPrecision::split_in(tc));
           const double e = test::relative_error(test::to_host(*dev, dc), ref);
           const double e_sgemm = test::relative_error(test::to_host(*dev, ds), ref);
           EXPECT_LE(e, 2.0 * e_sgemm) << kernel << " " << v.name << " " << to_string(tc) << " m=" << c.m << " n=" << c.n
@@ -285,21 +285,21 @@ TEST(Gpu, SplitTailTilesAreAccurateAndBitwiseRepeatable) {
     for (std::size_t i = 0; i < ref.data.size(); ++i) ref.data[i] += 0.5 * static_cast<double>(c0.data[i]);
     auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b), ds = test::to_backend(*dev, c0);
     const Matrix<fp16> db16 = to_device_fp16(*dev, b);
-    dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.5f, ds, GemmPrecision::FP32);
+    dev->product(Op::N, Op::N, 1.0f, da, db, 0.5f, ds, ProductPrecision::fp32());
     const double e_sgemm = test::relative_error(test::to_host(*dev, ds), ref);
     for (const char* parts : {"1", "64"}) {
       ScopedEnv env("RANDNLA_TC_SPLIT_PARTS", parts);
       for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
         auto c1 = test::to_backend(*dev, c0), c2 = test::to_backend(*dev, c0);
-        dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.5f, c1, tc);
-        dev->tcec_sgemm(Op::N, Op::N, 1.0f, da, db, 0.5f, c2, tc);
+        dev->product(Op::N, Op::N, 1.0f, da, db16, 0.5f, c1, ProductPrecision::split_in(tc));
+        dev->product(Op::N, Op::N, 1.0f, da, db, 0.5f, c2, ProductPrecision::split_in(tc));
         const auto h1 = test::to_host(*dev, c1), h2 = test::to_host(*dev, c2);
         const std::string what = "m=" + std::to_string(sh.m) + " parts<=" + parts + " " + to_string(tc);
         EXPECT_LE(test::relative_error(h1, ref), 2.0 * e_sgemm) << "shgemm " << what;
         EXPECT_LE(test::relative_error(h2, ref), 2.0 * e_sgemm) << "tcec " << what;
         for (int run = 0; run < 3; ++run) {
           auto again = test::to_backend(*dev, c0);
-          dev->shgemm(Op::N, Op::N, 1.0f, da, db16, 0.5f, again, tc);
+          dev->product(Op::N, Op::N, 1.0f, da, db16, 0.5f, again, ProductPrecision::split_in(tc));
           EXPECT_EQ(std::memcmp(test::to_host(*dev, again).data.data(), h1.data.data(), sizeof(float) * h1.data.size()), 0)
               << "shgemm run " << run << " " << what;
         }
@@ -322,12 +322,12 @@ TEST(Gpu, TensorCoreTruncatesItsSumWhereSgemmRoundsToNearest) {
   b.data = {1.0f, 1.0f};
   auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
   Matrix<float> c(*dev, 1, 1);
-  dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c, GemmPrecision::FP32);
+  dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, c, ProductPrecision::fp32());
   EXPECT_EQ(test::to_host(*dev, c).data[0], 1.0f + 2 * ulp) << "cuBLAS SGEMM rounds to nearest";
   for (const char* kernel : tensor_core_kernels(*dev)) {
     ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
     for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
-      dev->shgemm(Op::N, Op::N, 1.0f, da, to_device_fp16(*dev, b), 0.0f, c, tc);
+      dev->product(Op::N, Op::N, 1.0f, da, to_device_fp16(*dev, b), 0.0f, c, ProductPrecision::split_in(tc));
       EXPECT_EQ(test::to_host(*dev, c).data[0], 1.0f + ulp) << kernel << " " << to_string(tc) << ": not truncated";
     }
   }
@@ -347,7 +347,7 @@ TEST(Gpu, InfAndNanPropagateAsInSgemm) {
   auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
   const auto b16 = to_device_fp16(*dev, b);
   Matrix<float> ref(*dev, m, n), c(*dev, m, n);
-  dev->gemm(Op::N, Op::N, 1.0f, da, db, 0.0f, ref, GemmPrecision::FP32);
+  dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, ref, ProductPrecision::fp32());
   const auto r = test::to_host(*dev, ref);
   auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
   int non_finite = 0;
@@ -358,9 +358,9 @@ TEST(Gpu, InfAndNanPropagateAsInSgemm) {
     for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32, TensorCore::Auto})
       for (const char* variant : {"shgemm", "tcec"}) {
         if (std::string(variant) == "shgemm")
-          dev->shgemm(Op::N, Op::N, 1.0f, da, b16, 0.0f, c, tc);
+          dev->product(Op::N, Op::N, 1.0f, da, b16, 0.0f, c, ProductPrecision::split_in(tc));
         else
-          dev->tcec_sgemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c, tc);
+          dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, c, ProductPrecision::split_in(tc));
         const auto h = test::to_host(*dev, c);
         int mismatches = 0;
         for (std::size_t i = 0; i < h.data.size(); ++i) mismatches += kind(h.data[i]) != kind(r.data[i]);
@@ -389,9 +389,9 @@ TEST(Gpu, SumsNearFltMaxStayFiniteAsInSgemm) {
       for (const char* variant : {"shgemm", "tcec"}) {
         const bool shgemm = std::string(variant) == "shgemm";
         if (shgemm)
-          dev->shgemm(Op::N, Op::N, 1.0f, da_sh, b16, 0.0f, c, tc);
+          dev->product(Op::N, Op::N, 1.0f, da_sh, b16, 0.0f, c, ProductPrecision::split_in(tc));
         else
-          dev->tcec_sgemm(Op::N, Op::N, 1.0f, da, db, 0.0f, c, tc);
+          dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, c, ProductPrecision::split_in(tc));
         const auto h = test::to_host(*dev, c);
         int wrong = 0;
         for (float x : h.data) wrong += !(std::fabs(x / 1e38f - 1.0f) <= 1e-6f);
@@ -496,11 +496,11 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   hg.view()(7, 7) = INFINITY;
   dev->copy(MatrixView<const double>(hg.view()), dg.view());
   dev->copy(MatrixView<const double>(hy.view()), dy.view());
-  host->equilibrate(hg.view(), hd.view());
-  dev->equilibrate(dg.view(), dd.view());
+  host->ops<CholeskyQrOps>().equilibrate(hg.view(), hd.view());
+  dev->ops<CholeskyQrOps>().equilibrate(dg.view(), dd.view());
   Matrix<float> hq(*host, m, n), dq(*dev, m, n), q(*host, m, n);
-  host->convert_scaled(hy, hd, hq.view());
-  dev->convert_scaled(dy, dd, dq.view());
+  host->ops<CholeskyQrOps>().convert_scaled(hy, hd, hq.view());
+  dev->ops<CholeskyQrOps>().convert_scaled(dy, dd, dq.view());
   dev->copy(MatrixView<const float>(dq.view()), q.view());
   EXPECT_EQ(0, std::memcmp(q.data(), hq.data(), sizeof(float) * m * n));
   host->scale_columns(hd, hy.view());
@@ -516,8 +516,17 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
-// The inverse Cholesky factor (cuSOLVER potrf + trsm) against LAPACK on the host, and a
-// breakdown's pivot index.
+/// R^{-1} of the Cholesky factor of G (potrf, then trsm on the identity), or potrf's info.
+int inverse_cholesky_factor(Backend& b, MatrixView<double> g, MatrixView<double> rinv) {
+  if (const int info = b.cholesky(g)) return info;
+  b.scale(0.0, rinv);
+  b.add_to_diagonal(rinv, 1.0);
+  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv);
+  return 0;
+}
+
+// The inverse Cholesky factor (cuSOLVER potrf + cuBLAS trsm) against LAPACK and Kokkos Kernels on
+// the host, and a breakdown's pivot index.
 TEST(Gpu, InverseCholeskyFactorMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -527,8 +536,8 @@ TEST(Gpu, InverseCholeskyFactorMatchesHost) {
     Matrix<double> hg(*host, n, n), hr(*host, n, n), dg(*dev, n, n), dr(*dev, n, n), r(*host, n, n);
     host->copy(test::reference_gemm(Op::T, Op::N, x, x).cview(), hg.view());
     dev->copy(MatrixView<const double>(hg.view()), dg.view());
-    ASSERT_EQ(host->inverse_cholesky_factor(hg, hr), 0);
-    ASSERT_EQ(dev->inverse_cholesky_factor(dg, dr), 0) << n;
+    ASSERT_EQ(inverse_cholesky_factor(*host, hg, hr), 0);
+    ASSERT_EQ(inverse_cholesky_factor(*dev, dg, dr), 0) << n;
     dev->copy(MatrixView<const double>(dr.view()), r.view());
     double worst = 0, scale = 0;
     for (index_t j = 0; j < n; ++j)
@@ -545,7 +554,7 @@ TEST(Gpu, InverseCholeskyFactorMatchesHost) {
     host->copy(test::reference_gemm(Op::T, Op::N, x, x).cview(), hg.view());
     hg.view()(n - 1, n - 1) = -1.0;
     dev->copy(MatrixView<const double>(hg.view()), dg.view());
-    EXPECT_EQ(dev->inverse_cholesky_factor(dg, dr), n) << n;
+    EXPECT_EQ(inverse_cholesky_factor(*dev, dg, dr), n) << n;
   }
 }
 

@@ -29,7 +29,7 @@ class HostGemm : public ::testing::TestWithParam<Elements> {
     if (fp16_b)
       for (float& v : bm.data) v = to_float(to_fp16(v));
     test::HostMatrix<float> c0(c.m, c.n), c1(c.m, c.n);
-    b->gemm(c.ta, c.tb, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), GemmPrecision::FP32);
+    b->product(c.ta, c.tb, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), ProductPrecision::fp32());
     run(c, a, bm, c1);
     const auto ref = test::reference_gemm(c.ta, c.tb, a, bm);
     return {test::relative_error(c0, ref), test::relative_error(c1, ref)};
@@ -41,7 +41,7 @@ TEST_P(HostGemm, TcecWithin2xOfSgemm) {
     for (GemmCase c : {GemmCase{33, 17, 16, Op::N, Op::N}, GemmCase{64, 48, 1000, Op::T, Op::N},
                        GemmCase{50, 70, 4096, Op::N, Op::T}}) {
       auto [e_sgemm, e_tcec] = errors(c, GetParam(), false, [&](const GemmCase& g, auto& a, auto& bm, auto& out) {
-        b->tcec_sgemm(g.ta, g.tb, 1.0f, a.cview(), bm.cview(), 0.0f, out.view(), tc);
+        b->product(g.ta, g.tb, 1.0f, a.cview(), bm.cview(), 0.0f, out.view(), ProductPrecision::split_in(tc));
       });
       EXPECT_LE(e_tcec, 2.0 * e_sgemm + 1e-12) << to_string(tc) << " k=" << c.k;
     }
@@ -54,7 +54,7 @@ TEST_P(HostGemm, ShgemmWithin2xOfSgemm) {
     auto [e_sgemm, e_sh] = errors(c, GetParam(), true, [&](const GemmCase& g, auto& a, auto& bm, auto& out) {
       test::HostMatrix<fp16> bh(bm.rows, bm.cols);
       for (std::size_t i = 0; i < bm.data.size(); ++i) bh.data[i] = to_fp16(bm.data[i]);
-      b->shgemm(g.ta, g.tb, 1.0f, a.cview(), bh.cview(), 0.0f, out.view(), tc);
+      b->product(g.ta, g.tb, 1.0f, a.cview(), bh.cview(), 0.0f, out.view(), ProductPrecision::split_in(tc));
     });
     EXPECT_LE(e_sh, 2.0 * e_sgemm + 1e-12) << to_string(tc);
   }
@@ -78,8 +78,8 @@ TEST(HostGemmCheck, UncorrectedFp16GemmFailsTheCriterion) {
   auto b = make_backend(BackendKind::Host);
   auto a = test::random_matrix(64, 512, Elements::Normal, 1), bm = test::random_matrix(512, 32, Elements::Normal, 2);
   test::HostMatrix<float> c0(64, 32), c1(64, 32);
-  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), GemmPrecision::FP32);
-  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c1.view(), GemmPrecision::FP16);
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c0.view(), ProductPrecision::fp32());
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c1.view(), ProductPrecision::fp16());
   const auto ref = test::reference_gemm(Op::N, Op::N, a, bm);
   EXPECT_GT(test::relative_error(c1, ref), 2.0 * test::relative_error(c0, ref) * 10);
 }
@@ -89,15 +89,16 @@ TEST(HostGemmCheck, AlphaBetaOddShapesAndReport) {
   auto a = test::random_matrix(31, 7, Elements::Normal, 3), bm = test::random_matrix(9, 7, Elements::Normal, 4);
   test::HostMatrix<float> c(31, 9), c_ref(31, 9);
   for (std::size_t i = 0; i < c.data.size(); ++i) c.data[i] = c_ref.data[i] = static_cast<float>(i % 5);
-  GemmReport r;
-  b->tcec_sgemm(Op::N, Op::T, 2.0f, a.cview(), bm.cview(), -0.5f, c.view(), TensorCore::Auto, &r);
+  ProductReport r;
+  b->product(Op::N, Op::T, 2.0f, a.cview(), bm.cview(), -0.5f, c.view(), ProductPrecision::split_in(TensorCore::Auto), &r);
+  EXPECT_EQ(r.mode, ProductMode::Split);
   EXPECT_EQ(r.a_format, TensorCore::FP16);
   const auto ab = test::reference_gemm(Op::N, Op::T, a, bm);
   test::HostMatrix<double> expect(31, 9);
   for (std::size_t i = 0; i < c.data.size(); ++i) expect.data[i] = 2.0 * ab.data[i] - 0.5 * c_ref.data[i];
   EXPECT_LT(test::relative_error(c, expect), 1e-6);
   test::HostMatrix<float> wrong(30, 9);
-  EXPECT_THROW(b->tcec_sgemm(Op::N, Op::T, 1.0f, a.cview(), bm.cview(), 0.0f, wrong.view(), TensorCore::Auto),
+  EXPECT_THROW(b->product(Op::N, Op::T, 1.0f, a.cview(), bm.cview(), 0.0f, wrong.view(), ProductPrecision::split_in(TensorCore::Auto)),
                InvalidArgument);
 }
 
@@ -106,7 +107,7 @@ TEST(HostGemmCheck, Fp16BaselineFallsBackInsteadOfOverflowing) {
   auto a = test::random_matrix(16, 16, Elements::Normal, 3), bm = test::random_matrix(16, 16, Elements::Normal, 4);
   a(1, 2) = 1e6f;  // beyond FP16's 65504
   test::HostMatrix<float> c(16, 16);
-  b->gemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), GemmPrecision::FP16);
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), ProductPrecision::fp16());
   const auto ref = test::reference_gemm(Op::N, Op::N, a, bm);
   for (float v : c.data) ASSERT_TRUE(std::isfinite(v));
   EXPECT_LT(test::relative_error(c, ref), 1e-3);
@@ -117,11 +118,62 @@ TEST(HostGemmCheck, NonFiniteInputPropagatesAndChoosesTf32) {
   auto a = test::random_matrix(8, 8, Elements::Normal, 3), bm = test::random_matrix(8, 8, Elements::Normal, 4);
   a(2, 3) = std::numeric_limits<float>::infinity();
   test::HostMatrix<float> c(8, 8);
-  GemmReport r;
-  b->tcec_sgemm(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), TensorCore::FP16, &r);
+  ProductReport r;
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), ProductPrecision::split_in(TensorCore::FP16), &r);
   EXPECT_EQ(r.a_format, TensorCore::TF32);
   for (index_t j = 0; j < 8; ++j) EXPECT_FALSE(std::isfinite(c(2, j)));
   EXPECT_TRUE(std::isfinite(c(1, 1)));
+}
+
+TEST(HostProducts, AutoRunsFp32WithoutTensorCoresAndSaysWhy) {
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(40, 300, Elements::ExpRand_m15_15, 5), bm = test::random_matrix(300, 20, Elements::Normal, 6);
+  test::HostMatrix<float> c(40, 20), c32(40, 20);
+  ProductReport r;
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c.view(), ProductPrecision::automatic(), &r);
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c32.view(), ProductPrecision::fp32());
+  EXPECT_EQ(r.mode, ProductMode::FP32);
+  EXPECT_NE(r.why.find("no Tensor Cores"), std::string::npos) << r.why;
+  EXPECT_EQ(c.data, c32.data);
+}
+
+TEST(HostProducts, Fp16OperandOutsideSplitIsWidenedExactly) {
+  // A non-split product with an FP16 B multiplies B's exact FP32 values: SGEMM's result on them.
+  auto b = make_backend(BackendKind::Host);
+  auto a = test::random_matrix(33, 64, Elements::Normal, 7), bm = test::random_matrix(64, 12, Elements::Normal, 8);
+  test::HostMatrix<fp16> bh(64, 12);
+  for (std::size_t i = 0; i < bm.data.size(); ++i) bh.data[i] = to_fp16(bm.data[i]), bm.data[i] = to_float(bh.data[i]);
+  test::HostMatrix<float> c(33, 12), c32(33, 12);
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bh.cview(), 0.0f, c.view(), ProductPrecision::fp32());
+  b->product(Op::N, Op::N, 1.0f, a.cview(), bm.cview(), 0.0f, c32.view(), ProductPrecision::fp32());
+  EXPECT_EQ(c.data, c32.data);
+  const auto ref = test::reference_gemm(Op::N, Op::N, a, bm);
+  EXPECT_LT(test::relative_error(c, ref), 1e-6);
+}
+
+TEST(HostProducts, StridedBatchEqualsOneProductPerMatrix) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 9, n = 5, k = 7, count = 4;
+  // A: count blocks k x m side by side in an 8-row matrix (ld 8 > k), used transposed; B shared.
+  auto a = test::random_matrix(8, m * count, Elements::Normal, 9), bm = test::random_matrix(k, n, Elements::Normal, 10);
+  test::HostMatrix<float> c(m, n * count), one(m, n);
+  const MatrixView<const float> a0 = a.cview().block(0, 0, k, m), b0 = bm.cview();
+  b->product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{a0, 8 * m, count},
+                             StridedBatch<const float>{b0, 0, count}, 0.0f,
+                             StridedBatch<float>{c.view().block(0, 0, m, n), m * n, count}, ProductPrecision::fp32());
+  for (index_t i = 0; i < count; ++i) {
+    b->product(Op::T, Op::N, 1.0f, a.cview().block(0, i * m, k, m), b0, 0.0f, one.view(), ProductPrecision::fp32());
+    for (index_t j = 0; j < n; ++j)
+      for (index_t r = 0; r < m; ++r) ASSERT_EQ(c(r, i * n + j), one(r, j)) << "matrix " << i;
+  }
+  EXPECT_THROW(b->product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{a0, 8 * m, count},
+                                          StridedBatch<const float>{b0, 0, count}, 0.0f,
+                                          StridedBatch<float>{c.view().block(0, 0, m, n), m, count}),
+               InvalidArgument);  // outputs would overlap
+  EXPECT_THROW(b->product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{a0, 8 * m, count - 1},
+                                          StridedBatch<const float>{b0, 0, count}, 0.0f,
+                                          StridedBatch<float>{c.view().block(0, 0, m, n), m * n, count}),
+               InvalidArgument);  // counts differ
 }
 
 }  // namespace

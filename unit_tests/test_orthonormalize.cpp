@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends.hpp"
+#include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "rsvd/svd_through_gram.hpp"
 #include "test_support.hpp"
@@ -106,7 +107,7 @@ TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
   Matrix<double> g(*b, 4, 4), d(*b, 4, 1);
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) g.view()(i, j) = g0[i][j];
-  b->equilibrate(g.view(), d.view());
+  b->ops<CholeskyQrOps>().equilibrate(g.view(), d.view());
   const double expect_d[4] = {0.5, 1.0 / 3.0, 1.0, 1.0};
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(d.view()(i, 0), expect_d[i]) << i;
@@ -116,40 +117,82 @@ TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
   EXPECT_EQ(g.view()(0, 0), 1.0);
   EXPECT_EQ(g.view()(1, 1), 1.0);
   Matrix<double> short_d(*b, 3, 1);
-  EXPECT_THROW(b->equilibrate(g.view(), short_d.view()), InvalidArgument);
+  EXPECT_THROW(b->ops<CholeskyQrOps>().equilibrate(g.view(), short_d.view()), InvalidArgument);
 }
 
-// R^{-1} R = I and R^T R = G for the inverse Cholesky factor; a non-positive pivot is reported
-// by its 1-based index.
-TEST(InverseCholeskyFactor, InvertsTheFactorAndReportsTheFirstBadPivot) {
+// The factorization family: potrf gives R with R^T R = G, trsm applies R^{-1} from either side,
+// a non-positive pivot is reported by its 1-based index.
+TEST(Factorizations, CholeskyAndTriangularSolveFromBothSides) {
   auto b = make_backend(BackendKind::Host);
   for (index_t n : {1, 7, 40}) {
     const auto x = test::random_matrix(n + 5, n, test::Elements::Normal, 12);
     const auto g0 = test::reference_gemm(Op::T, Op::N, x, x);
-    Matrix<double> g(*b, n, n), rinv(*b, n, n);
+    Matrix<double> g(*b, n, n), rinv(*b, n, n), y(*b, 3, n);
     b->copy(g0.cview(), g.view());
-    ASSERT_EQ(b->inverse_cholesky_factor(g, rinv), 0);
-    // With X = R^{-1}: X^T G X = I exactly when X is the inverse of a factor of G.
-    double worst = 0, lower = 0;
+    ASSERT_EQ(b->cholesky(g), 0);
+    auto r = [&](index_t i, index_t j) { return i <= j ? g.view()(i, j) : 0.0; };
+    double factor = 0, inverse = 0, right = 0;
     for (index_t i = 0; i < n; ++i)
       for (index_t j = 0; j < n; ++j) {
         double s = 0;
+        for (index_t p = 0; p < n; ++p) s += r(p, i) * r(p, j);
+        factor = std::max(factor, std::abs(s - g0(i, j)) / g0(i, i));
+      }
+    b->scale(0.0, rinv.view());
+    b->add_to_diagonal(rinv, 1.0);
+    b->triangular_solve(Side::Left, Op::N, 1.0, g, rinv);  // R^{-1}
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {  // X^T G X = I exactly when X is the inverse of a factor of G
+        double s = 0;
         for (index_t p = 0; p < n; ++p)
           for (index_t q = 0; q < n; ++q) s += rinv.view()(p, i) * g0(p, q) * rinv.view()(q, j);
-        worst = std::max(worst, std::abs(s - (i == j ? 1.0 : 0.0)));
-        if (i > j) lower = std::max(lower, std::abs(rinv.view()(i, j)));
+        inverse = std::max(inverse, std::abs(s - (i == j ? 1.0 : 0.0)));
       }
-    EXPECT_LT(worst, 1e-12) << n;
-    EXPECT_EQ(lower, 0.0) << n;
-    for (index_t i = 0; i < n; ++i) EXPECT_GT(rinv.view()(i, i), 0.0);
+    for (index_t i = 0; i < 3; ++i)
+      for (index_t j = 0; j < n; ++j) y.view()(i, j) = x(i, j);
+    b->triangular_solve(Side::Right, Op::N, 2.0, g, y);  // Y := 2 X(0:3, :) R^{-1}
+    for (index_t i = 0; i < 3; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t p = 0; p <= j; ++p) s += y.view()(i, p) * r(p, j);
+        right = std::max(right, std::abs(s - 2.0 * x(i, j)));
+      }
+    EXPECT_LT(factor, 1e-13) << n;
+    EXPECT_LT(inverse, 1e-12) << n;
+    EXPECT_LT(right, 1e-12) << n;
   }
-  Matrix<double> g(*b, 3, 3), rinv(*b, 3, 3);
+  Matrix<double> g(*b, 3, 3), wrong(*b, 2, 3);
   const double bad[3][3] = {{4, 2, 0}, {2, 1, 0}, {0, 0, 1}};  // second pivot 1 - 1 = 0
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) g.view()(i, j) = bad[i][j];
-  EXPECT_EQ(b->inverse_cholesky_factor(g, rinv), 2);
-  Matrix<double> wrong(*b, 2, 3);
-  EXPECT_THROW(b->inverse_cholesky_factor(g, wrong), InvalidArgument);
+  EXPECT_EQ(b->cholesky(g), 2);
+  EXPECT_THROW(b->triangular_solve(Side::Left, Op::N, 1.0, g, wrong), InvalidArgument);
+  EXPECT_THROW(b->cholesky(wrong), InvalidArgument);
+}
+
+// geqrf returns R in A's upper triangle, orgqr forms Q from the reflectors: Q R = A, Q^T Q = I.
+TEST(Factorizations, QrReturnsRAndFormsQ) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 50, n = 12;
+  auto a0 = test::random_matrix(m, n, test::Elements::Uniform01, 13);
+  Matrix<float> a(*b, m, n), tau(*b, n, 1);
+  b->copy(a0.cview(), a.view());
+  b->qr(a, tau);
+  test::HostMatrix<double> r(n, n);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = i; j < n; ++j) r(i, j) = a.view()(i, j);
+  b->form_q(a, tau);
+  double worst = 0;
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (index_t p = 0; p <= j; ++p) s += a.view()(i, p) * r(p, j);
+      worst = std::max(worst, std::abs(s - a0(i, j)));
+    }
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_LT(test::orthogonality_loss(MatrixView<const float>(a.view())), 1e-5);
+  Matrix<float> short_tau(*b, n - 1, 1);
+  EXPECT_THROW(b->qr(a, short_tau), InvalidArgument);
 }
 
 TEST(Orthonormalize, RejectsWideInputAndParsesNames) {

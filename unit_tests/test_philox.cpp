@@ -1,9 +1,11 @@
 // Counter-based RNG: Random123 known answers, distribution checks, order independence.
 #include <cmath>
+#include <cstring>
 
 #include "backends.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"
+#include "randnla/random_operator.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -89,12 +91,25 @@ TEST(Random, ElementDependsOnlyOnSeedStreamAndIndex) {
   const RandomSpec spec{Distribution::Gaussian, 77, 5};
   Matrix<float> whole(*b, 300, 40);
   b->fill_random(spec, whole.view());
-  const RandomDraw draw(spec);
   for (index_t j = 39; j >= 0; --j)
-    for (index_t i = 299; i >= 0; --i) ASSERT_EQ(whole.view()(i, j), draw(i + j * 300));
+    for (index_t i = 299; i >= 0; --i) ASSERT_EQ(whole.view()(i, j), random_element(spec, i + j * 300));
   Matrix<float> other(*b, 300, 40);
   b->fill_random(RandomSpec{Distribution::Gaussian, 78, 5}, other.view());
   EXPECT_NE(whole.view()(0, 0), other.view()(0, 0));
+}
+
+/// The m x n operator `spec` computed element by element (dense) or column walk by column walk
+/// (SparseSign) on the host, with no backend.
+test::HostMatrix<float> operator_on_host(const RandomSpec& spec, index_t m, index_t n) {
+  test::HostMatrix<float> x(m, n);
+  const RandomDraw draw(spec, RandomBlock{0, 0, m});
+  for (index_t j = 0; j < n; ++j) {
+    if (draw.sparse())
+      draw.walk_sparse_column(j, m, [&](std::int64_t i, float v) { x(i, j) = v; });
+    else
+      for (index_t i = 0; i < m; ++i) x(i, j) = draw.at(i, j);
+  }
+  return x;
 }
 
 // Omega is the same bits on every execution space and for any thread count (Serial, OpenMP on 2
@@ -103,7 +118,7 @@ TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
   const index_t m = 257, n = 33;
   for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 5, 1}, RandomSpec{Distribution::Rademacher, 6, 0},
                                 RandomSpec{Distribution::SparseSign, 7, 2, 0.05}}) {
-    const RandomDraw draw(spec);
+    const test::HostMatrix<float> expect = operator_on_host(spec, m, n);
     for (const auto& [name, b] : test::portable_backends()) {
       RecordProperty("execution_space", name);
       Matrix<float> x(*b, m, n);
@@ -114,8 +129,8 @@ TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
       std::vector<fp16> hh(static_cast<std::size_t>(m * n));
       b->copy(MatrixView<const fp16>(h.view()), MatrixView<fp16>(hh.data(), m, n, m, MemorySpace::Host));
       for (index_t e = 0; e < m * n; ++e) {
-        ASSERT_EQ(exact::bits_of(hx.data[e]), exact::bits_of(draw(e))) << name << " element " << e;
-        ASSERT_EQ(hh[e].bits, to_fp16(draw(e)).bits) << name << " element " << e;
+        ASSERT_EQ(exact::bits_of(hx.data[e]), exact::bits_of(expect.data[e])) << name << " element " << e;
+        ASSERT_EQ(hh[e].bits, to_fp16(expect.data[e]).bits) << name << " element " << e;
       }
     }
   }
@@ -139,5 +154,64 @@ TEST(Random, ABlockDrawnAloneEqualsThatBlockOfTheWholeOperator) {
   }
 }
 
+// The gaps between a sparse column's non-zeros are geometric, P(G = g) = (1 - p)^g p: a
+// chi-square test over the gap counts of several seeds at significance 0.001 (and the test can
+// fail: the same gaps against a density 10% off are rejected).
+TEST(Random, SparseGapsAreGeometric) {
+  const double p = 0.05;
+  const int bins = 40;  // gaps 0..38, and 39 or more
+  auto chi_square = [&](const std::vector<double>& counts, double q, double total) {
+    double chi = 0;
+    for (int g = 0; g < bins; ++g) {
+      const double prob = g < bins - 1 ? std::pow(1 - q, g) * q : std::pow(1 - q, bins - 1);
+      const double e = total * prob;
+      chi += (counts[g] - e) * (counts[g] - e) / e;
+    }
+    return chi;
+  };
+  const double critical = 72.05;  // chi-square, 39 degrees of freedom, upper 0.001 quantile
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const RandomDraw draw(RandomSpec{Distribution::SparseSign, seed, 0, p}, RandomBlock{0, 0, 2000000});
+    std::vector<double> counts(bins, 0.0);
+    double total = 0, nonzeros = 0, plus = 0;
+    for (std::int64_t col = 0; col < 4; ++col) {
+      std::int64_t last = -1;
+      draw.walk_sparse_column(col, 2000000, [&](std::int64_t row, float v) {
+        counts[std::min<std::int64_t>(row - last - 1, bins - 1)] += 1, total += 1;
+        nonzeros += 1, plus += v > 0;
+        ASSERT_GT(row, last);
+        last = row;
+      });
+    }
+    EXPECT_LT(chi_square(counts, p, total), critical) << seed;
+    EXPECT_GT(chi_square(counts, 0.9 * p, total), critical) << seed;
+    EXPECT_NEAR(nonzeros / (4 * 2000000.0), p, 0.002) << seed;
+    EXPECT_NEAR(plus / nonzeros, 0.5, 0.01) << seed;
+  }
+}
+
+// The operator's three parts: a block generated alone equals that block of the stored operator,
+// draws return the next state without modifying theirs, and operators from successive states differ.
+TEST(Random, OperatorFromDistributionAndStateReturnsTheNextState) {
+  auto b = make_backend(BackendKind::Host);
+  const RngState state{11, 4};
+  const RandomOperator omega(RandomDistribution{120, 30, Distribution::SparseSign, 0.2}, state);
+  const Matrix<float> whole = omega.materialize<float>(*b);
+  Matrix<float> block(*b, 50, 7);
+  omega.fill(*b, block.view(), 60, 20);
+  for (index_t j = 0; j < 7; ++j)
+    for (index_t i = 0; i < 50; ++i) ASSERT_EQ(block.view()(i, j), whole.view()(60 + i, 20 + j));
+  EXPECT_THROW(omega.fill(*b, block.view(), 0, 25), InvalidArgument);
+  Matrix<float> x(*b, 120, 30), y(*b, 120, 30);
+  const RngState after = fill_random(*b, Distribution::SparseSign, state, x.view(), 0.2);
+  EXPECT_EQ(state.counter, 4u);
+  EXPECT_EQ(after.counter, omega.next_state().counter);
+  EXPECT_EQ(0, std::memcmp(x.data(), whole.data(), sizeof(float) * 120 * 30));
+  fill_random(*b, Distribution::SparseSign, after, y.view(), 0.2);
+  EXPECT_NE(0, std::memcmp(x.data(), y.data(), sizeof(float) * 120 * 30));
+  EXPECT_THROW(RandomOperator(RandomDistribution{10, 10, Distribution::SparseSign, 0.0}, state), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace randnla
+

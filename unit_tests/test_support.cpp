@@ -32,11 +32,11 @@ double unit(std::uint64_t seed, std::uint64_t e, unsigned w) { return (word(seed
 
 HostMatrix<float> random_matrix(index_t rows, index_t cols, Elements e, std::uint64_t seed) {
   HostMatrix<float> a(rows, cols);
-  const RandomDraw gauss(RandomSpec{Distribution::Gaussian, seed, 3});
+  const RandomSpec gauss{Distribution::Gaussian, seed, 3};
   for (index_t idx = 0; idx < rows * cols; ++idx) {
     const auto u = static_cast<std::uint64_t>(idx);
     switch (e) {
-      case Elements::Normal: a.data[idx] = gauss(u); break;
+      case Elements::Normal: a.data[idx] = random_element(gauss, u); break;
       case Elements::Uniform01: a.data[idx] = static_cast<float>(unit(seed, u, 0)); break;
       default: {
         const int lo = e == Elements::ExpRand_m15_15 ? -15 : e == Elements::ExpRand_m35_m15 ? -35 : -45;
@@ -80,8 +80,8 @@ namespace {
 /// n x r matrix with orthonormal columns: Gaussian, then modified Gram–Schmidt twice, in FP64.
 HostMatrix<double> orthonormal(index_t n, index_t r, std::uint64_t seed) {
   HostMatrix<double> q(n, r);
-  const RandomDraw g(RandomSpec{Distribution::Gaussian, seed, 11});
-  for (index_t i = 0; i < n * r; ++i) q.data[i] = g(static_cast<std::uint64_t>(i));
+  const RandomSpec g{Distribution::Gaussian, seed, 11};
+  for (index_t i = 0; i < n * r; ++i) q.data[i] = random_element(g, static_cast<std::uint64_t>(i));
   for (int pass = 0; pass < 2; ++pass)
     for (index_t j = 0; j < r; ++j) {
       for (index_t p = 0; p < j; ++p) {

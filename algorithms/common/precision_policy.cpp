@@ -2,45 +2,38 @@
 
 namespace randnla {
 
-Products::Products(Backend& b, SketchPrecision requested) : b_(b), s_(requested) {
-  if (requested == SketchPrecision::Auto && !b.capabilities().tensor_cores) {
-    s_ = SketchPrecision::FP32;
-    reason_ = " (auto: " + b.description() + " has no Tensor Cores)";
+ProductPrecision product_precision(SketchPrecision s) {
+  switch (s) {
+    case SketchPrecision::FP32: return ProductPrecision::fp32();
+    case SketchPrecision::TF32: return ProductPrecision::tf32();
+    case SketchPrecision::ShgemmFP16: return ProductPrecision::split_in(TensorCore::FP16);
+    case SketchPrecision::ShgemmTF32: return ProductPrecision::split_in(TensorCore::TF32);
+    default: return ProductPrecision::automatic();
   }
 }
 
-TensorCore Products::tensor_core() const {
-  return s_ == SketchPrecision::ShgemmFP16 ? TensorCore::FP16
-                                           : s_ == SketchPrecision::ShgemmTF32 ? TensorCore::TF32 : TensorCore::Auto;
-}
+Products::Products(Backend& b, SketchPrecision requested)
+    : b_(b),
+      precision_(product_precision(requested)),
+      fp16_omega_(precision_.mode == ProductMode::Split ||
+                  (precision_.mode == ProductMode::Auto && b.capabilities().tensor_cores)) {}
 
-void Products::sketch(MatrixView<const float> a, const RandomSpec& spec, index_t l, MatrixView<float> y,
+void Products::sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y,
                       std::string* kernel) {
-  if (!fp16_omega()) {
-    Matrix<float> omega(b_, a.cols(), l, "Omega");
-    b_.fill_random(spec, omega.view());
-    b_.gemm(Op::N, Op::N, 1.0f, a, omega, 0.0f, y, baseline());
-    if (kernel) *kernel = (s_ == SketchPrecision::FP32 ? "sgemm fp32" : "gemm tf32-TC") + reason_;
-    return;
+  ProductReport report;
+  ProductReport* r = kernel ? &report : nullptr;
+  if (fp16_omega_) {
+    const Matrix<fp16> stored = omega.materialize<fp16>(b_);
+    b_.product(Op::N, Op::N, 1.0f, a, stored, 0.0f, y, precision_, r);
+  } else {
+    const Matrix<float> stored = omega.materialize<float>(b_);
+    b_.product(Op::N, Op::N, 1.0f, a, stored, 0.0f, y, precision_, r);
   }
-  Matrix<fp16> omega(b_, a.cols(), l, "Omega");
-  b_.fill_random(spec, omega.view());
-  GemmReport r;
-  b_.shgemm(Op::N, Op::N, 1.0f, a, omega, 0.0f, y, tensor_core(), kernel ? &r : nullptr);
   if (!kernel) return;
-  *kernel = std::string("shgemm ") + to_string(r.a_format) + "-TC";
-  if (r.a_format == TensorCore::FP16 && r.a_scale_exponent != 0)
-    *kernel += " (A scaled by 2^" + std::to_string(r.a_scale_exponent) + ")";
-  if (r.a_format == TensorCore::TF32 && s_ != SketchPrecision::ShgemmTF32)
+  *kernel = describe(report, fp16_omega_);
+  if (report.mode == ProductMode::Split && report.a_format == TensorCore::TF32 &&
+      precision_.split == TensorCore::Auto)
     *kernel += " (auto: A holds Inf/NaN or elements more than 2^38 below its largest, beyond FP16's range)";
-}
-
-void Products::gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> bm, float beta,
-                    MatrixView<float> c) {
-  if (fp16_omega())
-    b_.tcec_sgemm(ta, tb, alpha, a, bm, beta, c, tensor_core());
-  else
-    b_.gemm(ta, tb, alpha, a, bm, beta, c, baseline());
 }
 
 }  // namespace randnla

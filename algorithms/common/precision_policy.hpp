@@ -6,6 +6,7 @@
 
 #include "randnla/backend.hpp"
 #include "randnla/enum_names.hpp"
+#include "randnla/random_operator.hpp"
 
 namespace randnla {
 
@@ -28,28 +29,30 @@ inline const EnumNames<SketchPrecision>& names_of(SketchPrecision) {
   return names;
 }
 
-/// The products of one algorithm run, all in one precision: the requested one, or for Auto the
-/// one the backend runs best.
+/// The product precision a sketch precision names: FP32 and TF32 as they are, SHGEMM-FP16/TF32 the
+/// split products in that format, Auto the backend's Auto (Split with Tensor Cores, else FP32).
+ProductPrecision product_precision(SketchPrecision s);
+
+/// The products of one algorithm run, all in one precision, and the sketch Y = A Omega with Omega
+/// stored in FP16 where the products are split (SHGEMM), else in FP32.
 class Products {
  public:
   Products(Backend& b, SketchPrecision requested);
 
-  /// Y := A * Omega(spec) (Omega n x l, drawn on the backend); names the kernel that ran in
-  /// *kernel when non-null, and why Auto chose it.
-  void sketch(MatrixView<const float> a, const RandomSpec& spec, index_t l, MatrixView<float> y, std::string* kernel);
+  /// Y := A * Omega (Omega n x l, stored for the product only, in FP16 for split products);
+  /// names the kernel that ran in *kernel when non-null, and why Auto chose it.
+  void sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y, std::string* kernel);
 
   /// C := alpha op(A) op(B) + beta C for two FP32 operands.
   void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-            MatrixView<float> c);
+            MatrixView<float> c) {
+    b_.product(ta, tb, alpha, a, b, beta, c, precision_);
+  }
 
  private:
-  bool fp16_omega() const { return s_ != SketchPrecision::FP32 && s_ != SketchPrecision::TF32; }
-  TensorCore tensor_core() const;
-  GemmPrecision baseline() const { return s_ == SketchPrecision::TF32 ? GemmPrecision::TF32 : GemmPrecision::FP32; }
-
   Backend& b_;
-  SketchPrecision s_;
-  std::string reason_;  ///< why Auto resolved as it did, for the report
+  ProductPrecision precision_;
+  bool fp16_omega_;
 };
 
 }  // namespace randnla

@@ -11,11 +11,11 @@ double residual_estimate(Backend& b, MatrixView<const float> a, MatrixView<const
   const index_t m = a.rows(), n = a.cols(), k = s.rows();
   Matrix<float> g(b, n, probes, "G"), y(b, m, probes, "Y"), t(b, k, probes, "T"), us(b, m, k, "US");
   b.fill_random(RandomSpec{Distribution::Gaussian, seed, 0xE5717A7Eull}, g.view());
-  b.gemm(Op::N, Op::N, 1.0f, a, g, 0.0f, y, GemmPrecision::FP32);
-  b.gemm(Op::T, Op::N, 1.0f, v, g, 0.0f, t, GemmPrecision::FP32);
+  b.product(Op::N, Op::N, 1.0f, a, g, 0.0f, y, ProductPrecision::fp32());
+  b.product(Op::T, Op::N, 1.0f, v, g, 0.0f, t, ProductPrecision::fp32());
   b.copy(u, us.view());
   b.scale_columns(s, us.view());
-  b.gemm(Op::N, Op::N, -1.0f, us, t, 1.0f, y, GemmPrecision::FP32);
+  b.product(Op::N, Op::N, -1.0f, us, t, 1.0f, y, ProductPrecision::fp32());
   return b.frobenius_norm(y) / std::sqrt(static_cast<double>(probes)) / norm_a;
 }
 

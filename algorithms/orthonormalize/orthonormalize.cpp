@@ -1,5 +1,7 @@
 #include "orthonormalize.hpp"
 
+#include "cholesky_qr_ops.hpp"
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -12,7 +14,7 @@ constexpr double kFp32UnitRoundoff = 0x1p-24;
 
 Matrix<double> gram(Backend& b, MatrixView<const double> yd) {
   Matrix<double> g(b, yd.cols(), yd.cols(), "G");
-  b.gemm(Op::T, Op::N, 1.0, yd, yd, 0.0, g);
+  b.product(Op::T, Op::N, 1.0, yd, yd, 0.0, g);
   return g;
 }
 
@@ -26,10 +28,27 @@ double distance_from_identity(Backend& b, MatrixView<double> g) {
 
 enum class Pass { Cholesky, Scaled, Breakdown };
 
+/// rinv := R^{-1}, R the Cholesky factor of G (potrf, then trsm on the identity; G is
+/// overwritten). False on a breakdown (a pivot not positive and finite).
+bool inverse_cholesky_factor(Backend& b, MatrixView<double> g, MatrixView<double> rinv) {
+  if (b.cholesky(g) != 0) return false;
+  b.scale(0.0, rinv);
+  b.add_to_diagonal(rinv, 1.0);
+  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv);
+  return true;
+}
+
+/// Householder QR (geqrf, then orgqr): A (m x n, m >= n) := its thin Q factor.
+void householder_q(Backend& b, MatrixView<float> a) {
+  Matrix<float> tau(b, a.cols(), 1, "tau");
+  b.qr(a, tau);
+  b.form_q(a, tau);
+}
+
 /// Y R^{-1}, one product with the inverse Cholesky factor, into a new matrix.
 Matrix<double> multiply_by_inverse_factor(Backend& b, MatrixView<const double> y, MatrixView<const double> rinv) {
   Matrix<double> q(b, y.rows(), y.cols(), "Q");
-  b.gemm(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
+  b.product(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
   return q;
 }
 
@@ -40,10 +59,10 @@ Matrix<double> multiply_by_inverse_factor(Backend& b, MatrixView<const double> y
 Pass cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& next, Matrix<double>& d,
                       bool stop_when_orthogonal) {
   Matrix<double> g = gram(b, y);
-  b.equilibrate(g, d);
+  b.ops<CholeskyQrOps>().equilibrate(g, d);
   if (stop_when_orthogonal && distance_from_identity(b, g) <= kFp32UnitRoundoff) return Pass::Scaled;
   Matrix<double> rinv(b, y.cols(), y.cols(), "R^-1");
-  if (b.inverse_cholesky_factor(g, rinv) != 0) return Pass::Breakdown;
+  if (!inverse_cholesky_factor(b, g, rinv)) return Pass::Breakdown;
   b.scale_rows(d, rinv);
   next = multiply_by_inverse_factor(b, y, rinv);
   return Pass::Cholesky;
@@ -58,7 +77,7 @@ bool shifted_cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<dou
   const double u = std::numeric_limits<double>::epsilon() / 2;
   Matrix<double> g = gram(b, y), rinv(b, y.cols(), y.cols(), "R^-1");
   b.add_to_diagonal(g, 11.0 * (m * l + l * (l + 1)) * u * norm * norm);
-  if (b.inverse_cholesky_factor(g, rinv) != 0) return false;
+  if (!inverse_cholesky_factor(b, g, rinv)) return false;
   next = multiply_by_inverse_factor(b, y, rinv);
   return true;
 }
@@ -82,7 +101,7 @@ int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, in
     const Pass pass = cholesky_qr_pass(b, y, latest, d, adaptive);
     if (pass == Pass::Breakdown) return -1;
     if (pass == Pass::Scaled) {
-      b.convert_scaled(y, d, q);
+      b.ops<CholeskyQrOps>().convert_scaled(y, d, q);
       return ran;
     }
     y = latest.view();
@@ -111,7 +130,7 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   if (method != Orthonormalizer::Householder && cholesky_qr(b, y, q, 2, true) >= 0)
     return Orthonormalizer::ShiftedCholeskyQR3;
   y_into_q();
-  b.householder_q(q);
+  householder_q(b, q);
   return Orthonormalizer::Householder;
 }
 

@@ -13,13 +13,13 @@ namespace {
 /// SVD of B = Bt^T (l x n, given as Bt, n x l): B = Uhat diag(s) V^T with Uhat l x l, V n x l.
 /// Gram (and Auto): Bt = V diag(s) Uhat^T by svd_through_gram. Otherwise Bt = Q2 R,
 /// R = Ur diag(s) Vr^T (Backend::svd), so V = Q2 Ur and Uhat = Vr.
-void svd_of_wide(Backend& b, MatrixView<const float> bt, SvdMethod method, Matrix<float>& uhat, Matrix<float>& s,
+void svd_of_wide(Backend& b, MatrixView<const float> bt, SmallSvd method, Matrix<float>& uhat, Matrix<float>& s,
                  Matrix<float>& v, RsvdReport& report) {
   const index_t n = bt.rows(), l = bt.cols();
   uhat = Matrix<float>(b, l, l, "Uhat");
   s = Matrix<float>(b, l, 1, "S");
   v = Matrix<float>(b, n, l, "V");
-  if (method == SvdMethod::Gram || method == SvdMethod::Auto) {
+  if (method == SmallSvd::Gram || method == SmallSvd::Auto) {
     report.orthonormalizers.push_back(to_string(svd_through_gram(b, bt, v, s, uhat)));
     return;
   }
@@ -27,10 +27,10 @@ void svd_of_wide(Backend& b, MatrixView<const float> bt, SvdMethod method, Matri
   b.copy(bt, q2.view());
   report.orthonormalizers.push_back(to_string(orthonormalize(b, q2.view(), Orthonormalizer::Auto)));
   Matrix<float> r(b, l, l, "R"), ur(b, l, l, "Ur"), vrt(b, l, l, "VrT");
-  b.gemm(Op::T, Op::N, 1.0f, q2, bt, 0.0f, r, GemmPrecision::FP32);
-  b.svd(r.view(), s.view(), ur.view(), vrt.view(), method);
+  b.product(Op::T, Op::N, 1.0f, q2, bt, 0.0f, r, ProductPrecision::fp32());
+  b.svd(r.view(), s.view(), ur.view(), vrt.view(), parse_enum<SvdMethod>(to_string(method), "small_svd"));
   b.transpose(vrt, uhat.view());
-  b.gemm(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, GemmPrecision::FP32);
+  b.product(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, ProductPrecision::fp32());
 }
 
 /// The orthonormaliser of the bases between two products of a power iteration, which only carry
@@ -64,7 +64,8 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   const index_t l = k + o.oversampling;
   Products prod(b, o.sketch);
   Matrix<float> y(b, m, l, "Y");
-  prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, 0}, l, y, &rep.sketch_kernel);
+  const RandomOperator omega(RandomDistribution{n, l, Distribution::Gaussian}, RngState{o.seed, 0});
+  prod.sketch(a, omega, y, &rep.sketch_kernel);
   clock.lap("projection");
   require_finite_sketch(b, a, y);
   clock.lap("input check");
@@ -121,10 +122,13 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   Matrix<float> q(b, m, max_rank, "Q"), bm(b, max_rank, n, "B");
   double remaining = norm_a * norm_a;  // ||A - Q B||_F^2 = ||A||_F^2 - ||B||_F^2 (Q orthonormal, B = Q^T A)
   index_t rank = 0;
-  for (std::uint64_t step = 0; rank < max_rank && remaining > o.tolerance * o.tolerance * norm_a * norm_a; ++step) {
+  RngState state{o.seed, 0};  // each block's Omega_i is drawn from the state the last one left
+  for (int step = 0; rank < max_rank && remaining > o.tolerance * o.tolerance * norm_a * norm_a; ++step) {
     const index_t bs = std::min(o.block_size, max_rank - rank);
     Matrix<float> yi(b, m, bs, "Y_i"), zi(b, n, bs, "Z_i");
-    prod.sketch(a, RandomSpec{Distribution::Gaussian, o.seed, step}, bs, yi, step == 0 ? &rep.sketch_kernel : nullptr);
+    const RandomOperator omega_i(RandomDistribution{n, bs, Distribution::Gaussian}, state);
+    prod.sketch(a, omega_i, yi, step == 0 ? &rep.sketch_kernel : nullptr);
+    state = omega_i.next_state();
     const Orthonormalizer between = between_products(Orthonormalizer::Auto);
     for (int it = 0; it < o.power_iterations; ++it) {
       rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), between)));
@@ -137,8 +141,8 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
     for (int pass = 0; pass < 2; ++pass) {  // block Gram-Schmidt against Q, twice is enough
       if (rank > 0) {
         Matrix<float> c(b, rank, bs, "C");
-        b.gemm(Op::T, Op::N, 1.0f, qk, yi, 0.0f, c, GemmPrecision::FP32);
-        b.gemm(Op::N, Op::N, -1.0f, qk, c, 1.0f, yi, GemmPrecision::FP32);
+        b.product(Op::T, Op::N, 1.0f, qk, yi, 0.0f, c, ProductPrecision::fp32());
+        b.product(Op::N, Op::N, -1.0f, qk, c, 1.0f, yi, ProductPrecision::fp32());
       }
       rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::Auto)));
     }

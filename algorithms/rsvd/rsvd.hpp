@@ -12,6 +12,23 @@
 
 namespace randnla {
 
+/// The SVD of the small matrix B = Q^T A (l x n).
+enum class SmallSvd {
+  Gram,    ///< through B's FP64 Gram matrix: symmetric_eig, then CholeskyQR of B^T V (svd_through_gram)
+  Gesvd,   ///< Backend::svd with SvdMethod::Gesvd, after a QR of B^T; likewise the next three
+  Gesdd,
+  Jacobi,
+  Polar,
+  Auto     ///< Gram
+};
+
+inline const EnumNames<SmallSvd>& names_of(SmallSvd) {
+  static const EnumNames<SmallSvd> names{{SmallSvd::Gram, "gram"},     {SmallSvd::Gesvd, "gesvd"},
+                                         {SmallSvd::Gesdd, "gesdd"},   {SmallSvd::Jacobi, "jacobi"},
+                                         {SmallSvd::Polar, "polar"},   {SmallSvd::Auto, "auto"}};
+  return names;
+}
+
 struct RsvdOptions {
   index_t oversampling = 10;        ///< p: the sketch has l = k + p columns
   /// q: Y = (A A^T)^q A Omega, re-orthonormalised between products. The default 2 gives singular
@@ -24,7 +41,7 @@ struct RsvdOptions {
   /// CholeskyQR pass (they only carry the span to the next product) and the basis Q of B = Q^T A
   /// is made orthonormal to FP32 precision (Orthonormalizer::Auto).
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
-  SvdMethod small_svd = SvdMethod::Auto;  ///< Auto = Gram: svd_through_gram on B^T
+  SmallSvd small_svd = SmallSvd::Auto;
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
   Progress progress;                ///< called after each phase with its name and milliseconds
 };
@@ -66,7 +83,7 @@ struct FixedAccuracyOptions {
   int power_iterations = 0;         ///< per block; the blocks' own growth already refines the basis
   std::uint64_t seed = 42;
   SketchPrecision sketch = SketchPrecision::Auto;
-  SvdMethod small_svd = SvdMethod::Auto;
+  SmallSvd small_svd = SmallSvd::Auto;
   Progress progress;
 };
 

@@ -32,7 +32,7 @@ void make_diagonal_positive(Backend& b, MatrixView<const double> av, MatrixView<
   const index_t m = u.rows(), n = u.cols();
   Matrix<double> ud(b, m, n, "U"), r(b, n, n, "R");
   b.convert(u, ud.view());
-  b.gemm(Op::T, Op::N, 1.0, ud, av, 0.0, r);
+  b.product(Op::T, Op::N, 1.0, ud, av, 0.0, r);
   const std::vector<double> d = host_diagonal(b, r);
   std::vector<float> sign(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) sign[i] = d[i] < 0 ? -1.0f : 1.0f;
@@ -53,9 +53,9 @@ Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixVi
   if (n == 0) return Orthonormalizer::Auto;
   Matrix<double> ad(b, m, n, "A"), g(b, n, n, "G"), w(b, n, 1, "w"), av(b, m, n, "AV");
   b.convert(a, ad.view());
-  b.gemm(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
+  b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
   b.symmetric_eig(g, w);
-  b.gemm(Op::N, Op::N, 1.0, ad, g, 0.0, av);
+  b.product(Op::N, Op::N, 1.0, ad, g, 0.0, av);
   b.convert(g.view(), v);
   singular_values(b, w, s);
   const Orthonormalizer used = orthonormalize(b, MatrixView<const double>(av.view()), u, Orthonormalizer::Auto);

@@ -8,8 +8,10 @@
 
 #include <vector>
 
+#include "cholesky_qr/cholesky_qr_ops.cuh"
 #include "cuda_check.hpp"
 #include "elementwise.cuh"
+#include "for_each.cuh"
 #include "symmetric_eig.cuh"
 #include "tc_gemm.cuh"
 
@@ -26,6 +28,7 @@ int cuda_device_count() {
 
 namespace {
 
+using cuda::DeviceScope;
 using cuda::TcOperand;
 
 cublasOperation_t cublas_op(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
@@ -127,25 +130,6 @@ class SideStream {
   cuda::SideStream s_{};
 };
 
-/// Makes `device` current for one call and gives the caller's device back after, so that every
-/// call runs on its backend's device whichever device the calling thread had.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    RANDNLA_CUDA(cudaGetDevice(&previous_));
-    if (previous_ != device) RANDNLA_CUDA(cudaSetDevice(device));
-    device_ = device;
-  }
-  ~DeviceScope() {
-    if (previous_ != device_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0, device_ = 0;
-};
-
 class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, cudaStream_t stream)
@@ -160,9 +144,12 @@ class CudaBackend final : public Backend {
             std::to_string(p.multiProcessorCount) + " SMs)";
     capabilities_.tensor_cores = p.major >= 8;  // the mma.sync kernel's floor
     capabilities_.polar = true;
+    provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get()));
   }
 
   MemorySpace memory_space() const override { return MemorySpace::Device; }
+  int device() const override { return device_; }
+  void* native_stream() const override { return stream(); }
   std::string description() const override { return name_; }
   Capabilities capabilities() const override { return capabilities_; }
 
@@ -210,10 +197,6 @@ class CudaBackend final : public Backend {
     const DeviceScope scope(device_);
     cuda::launch_convert(s, d, stream());
   }
-  void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
-    const DeviceScope scope(device_);
-    cuda::launch_convert_scaled(src, s.data(), d, stream());
-  }
   void do_transpose(MatrixView<const float> s, MatrixView<float> d) override {
     const DeviceScope scope(device_);
     cuda::launch_transpose(s, d, stream());
@@ -233,10 +216,6 @@ class CudaBackend final : public Backend {
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override {
     const DeviceScope scope(device_);
     cuda::launch_scale(s.data(), x, by_row, stream());
-  }
-  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
-    const DeviceScope scope(device_);
-    cuda::launch_equilibrate(g, d, stream());
   }
   void do_add_to_diagonal(MatrixView<double> g, double shift) override {
     const DeviceScope scope(device_);
@@ -265,8 +244,8 @@ class CudaBackend final : public Backend {
     return sum_squares_root(x);
   }
 
-  void do_gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
-               MatrixView<double> c) override {
+  void do_product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+                  MatrixView<double> c) override {
     const DeviceScope scope(device_);
     const index_t k = op_cols(ta, a.rows(), a.cols());
     RANDNLA_CUDA(cublasDgemm(blas_.get(), cublas_op(ta), cublas_op(tb), blas_int(c.rows(), "m"), blas_int(c.cols(), "n"),
@@ -274,11 +253,15 @@ class CudaBackend final : public Backend {
                              blas_int(b.ld(), "B.ld"), &beta, c.data(), blas_int(c.ld(), "C.ld")));
   }
 
-  void do_gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-               MatrixView<float> c, GemmPrecision precision) override {
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                  MatrixView<float> c, const ProductPrecision& precision, ProductReport* report) override {
     const DeviceScope scope(device_);
+    if (precision.mode == ProductMode::Split) {
+      cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, precision.split, report, ws_, stream());
+      return;
+    }
     const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
-    if (precision == GemmPrecision::FP16) {
+    if (precision.mode == ProductMode::FP16) {
       Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
       cuda::launch_convert(a, ah.view(), stream());
       cuda::launch_convert(b, bh.view(), stream());
@@ -288,62 +271,84 @@ class CudaBackend final : public Backend {
                                 CUBLAS_GEMM_DEFAULT));
       return;  // ah and bh go back to the stream-ordered pool after the product
     }
-    const cublasComputeType_t compute =
-        precision == GemmPrecision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, a.data(), CUDA_R_32F,
                               blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_32F, blas_int(b.ld(), "B.ld"), &beta, c.data(),
-                              CUDA_R_32F, blas_int(c.ld(), "C.ld"), compute, CUBLAS_GEMM_DEFAULT));
+                              CUDA_R_32F, blas_int(c.ld(), "C.ld"), compute_type(precision.mode), CUBLAS_GEMM_DEFAULT));
   }
 
-  void do_shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
-                 MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+  void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+                        MatrixView<float> c, TensorCore format, ProductReport* report) override {
     const DeviceScope scope(device_);
-    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, tc, report, ws_, stream());
-  }
-  void do_hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
-                 MatrixView<float> c, TensorCore tc, GemmReport* report) override {
-    const DeviceScope scope(device_);
-    cuda::tc_gemm(operand(a, ta, true), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream());
-  }
-  void do_tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                     MatrixView<float> c, TensorCore tc, GemmReport* report) override {
-    const DeviceScope scope(device_);
-    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, false), alpha, beta, c, tc, report, ws_, stream());
+    cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, format, report, ws_, stream());
   }
 
-  void do_householder_q(MatrixView<float> a) override {
+  /// cuBLAS's strided-batched GEMM for FP32 and TF32; FP16 and Split run one product per matrix.
+  void do_product_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b,
+                                  float beta, StridedBatch<float> c, const ProductPrecision& precision) override {
+    if (precision.mode != ProductMode::FP32 && precision.mode != ProductMode::TF32)
+      return Backend::do_product_strided_batched(ta, tb, alpha, a, b, beta, c, precision);
+    const DeviceScope scope(device_);
+    const MatrixView<const float>&a0 = a.first, &b0 = b.first;
+    const MatrixView<float>& c0 = c.first;
+    RANDNLA_CUDA(cublasGemmStridedBatchedEx(
+        blas_.get(), cublas_op(ta), cublas_op(tb), blas_int(c0.rows(), "m"), blas_int(c0.cols(), "n"),
+        blas_int(op_cols(ta, a0.rows(), a0.cols()), "k"), &alpha, a0.data(), CUDA_R_32F, blas_int(a0.ld(), "A.ld"),
+        a.stride, b0.data(), CUDA_R_32F, blas_int(b0.ld(), "B.ld"), b.stride, &beta, c0.data(), CUDA_R_32F,
+        blas_int(c0.ld(), "C.ld"), c.stride, blas_int(c.count, "C.count"), compute_type(precision.mode),
+        CUBLAS_GEMM_DEFAULT));
+  }
+  void do_product_strided_batched(Op ta, Op tb, double alpha, StridedBatch<const double> a,
+                                  StridedBatch<const double> b, double beta, StridedBatch<double> c) override {
+    const DeviceScope scope(device_);
+    const MatrixView<const double>&a0 = a.first, &b0 = b.first;
+    const MatrixView<double>& c0 = c.first;
+    RANDNLA_CUDA(cublasDgemmStridedBatched(blas_.get(), cublas_op(ta), cublas_op(tb), blas_int(c0.rows(), "m"),
+                                           blas_int(c0.cols(), "n"), blas_int(op_cols(ta, a0.rows(), a0.cols()), "k"),
+                                           &alpha, a0.data(), blas_int(a0.ld(), "A.ld"), a.stride, b0.data(),
+                                           blas_int(b0.ld(), "B.ld"), b.stride, &beta, c0.data(),
+                                           blas_int(c0.ld(), "C.ld"), c.stride, blas_int(c.count, "C.count")));
+  }
+
+  void do_qr(MatrixView<float> a, MatrixView<float> tau) override {
     const DeviceScope scope(device_);
     const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
-    int lwork_qr = 0, lwork_q = 0;
-    RANDNLA_CUDA(cusolverDnSgeqrf_bufferSize(solver_.get(), m, n, a.data(), lda, &lwork_qr));
-    Matrix<float> tau(*this, n, 1, "tau");
-    RANDNLA_CUDA(cusolverDnSorgqr_bufferSize(solver_.get(), m, n, n, a.data(), lda, tau.data(), &lwork_q));
-    Matrix<float> work(*this, std::max(lwork_qr, lwork_q), 1, "work");
-    int* info = device_info();
-    RANDNLA_CUDA(cusolverDnSgeqrf(solver_.get(), m, n, a.data(), lda, tau.data(), work.data(), lwork_qr, info));
-    RANDNLA_CUDA(cusolverDnSorgqr(solver_.get(), m, n, n, a.data(), lda, tau.data(), work.data(), lwork_q, info));
-    require_info_zero("geqrf/orgqr");
+    int lwork = 0;
+    RANDNLA_CUDA(cusolverDnSgeqrf_bufferSize(solver_.get(), m, n, a.data(), lda, &lwork));
+    Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+    RANDNLA_CUDA(cusolverDnSgeqrf(solver_.get(), m, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
+    require_info_zero("geqrf");
   }
 
-  /// cuSOLVER potrf, then a trsm with the identity (0.21 + 0.13 ms at l = 272 on the H100, latency
-  /// rather than work; a one-block kernel of this library took 0.95 ms, issue-bound on one SM:
-  /// perf_tests/results/bench_dense_parts.md).
-  int do_inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) override {
+  void do_form_q(MatrixView<float> a, MatrixView<const float> tau) override {
     const DeviceScope scope(device_);
-    const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld"), ldr = blas_int(rinv.ld(), "rinv.ld");
+    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
+    int lwork = 0;
+    RANDNLA_CUDA(cusolverDnSorgqr_bufferSize(solver_.get(), m, n, n, a.data(), lda, tau.data(), &lwork));
+    Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
+    RANDNLA_CUDA(cusolverDnSorgqr(solver_.get(), m, n, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
+    require_info_zero("orgqr");
+  }
+
+  /// cuSOLVER potrf (0.21 ms at l = 272 on the H100, latency rather than work: a one-block
+  /// kernel of this library took 0.95 ms, issue-bound on one SM: perf_tests/results/bench_dense_parts.md).
+  int do_cholesky(MatrixView<double> g) override {
+    const DeviceScope scope(device_);
+    const int n = blas_int(g.rows(), "G.rows"), lda = blas_int(g.ld(), "G.ld");
     int lwork = 0;
     RANDNLA_CUDA(cusolverDnDpotrf_bufferSize(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, &lwork));
     Matrix<double> work(*this, std::max(lwork, 1), 1, "work");
     RANDNLA_CUDA(cusolverDnDpotrf(solver_.get(), CUBLAS_FILL_MODE_UPPER, n, g.data(), lda, work.data(), lwork, device_info()));
     const int info = host_info();
     require(info >= 0, "potrf argument", -info, "is invalid");
-    if (info > 0) return info;
-    RANDNLA_CUDA(cudaMemset2DAsync(rinv.data(), rinv.ld() * sizeof(double), 0, n * sizeof(double), n, stream()));
-    cuda::launch_add_to_diagonal(rinv, 1.0, stream());
-    const double one = 1.0;
-    RANDNLA_CUDA(cublasDtrsm(blas_.get(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
-                             n, &one, g.data(), lda, rinv.data(), ldr));
-    return 0;
+    return info;
+  }
+
+  void do_triangular_solve(Side side, Op op, double alpha, MatrixView<const double> r, MatrixView<double> b) override {
+    const DeviceScope scope(device_);
+    RANDNLA_CUDA(cublasDtrsm(blas_.get(), side == Side::Left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                             CUBLAS_FILL_MODE_UPPER, cublas_op(op), CUBLAS_DIAG_NON_UNIT, blas_int(b.rows(), "B.rows"),
+                             blas_int(b.cols(), "B.cols"), &alpha, r.data(), blas_int(r.ld(), "R.ld"), b.data(),
+                             blas_int(b.ld(), "B.ld")));
   }
 
   /// The library's cluster tridiagonalisation and divide and conquer (symmetric_eig.cuh) where the
@@ -437,6 +442,9 @@ class CudaBackend final : public Backend {
   };
 
   cudaStream_t stream() const { return stream_->get(); }
+  static cublasComputeType_t compute_type(ProductMode mode) {
+    return mode == ProductMode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  }
 
   static int set_device(int device) {
     const int count = cuda_device_count();

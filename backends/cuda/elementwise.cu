@@ -1,39 +1,12 @@
 // Elementwise, reduction and layout kernels of the CUDA backend, with their launchers.
 #include "cuda_check.hpp"
 #include "elementwise.cuh"
+#include "for_each.cuh"
 #include "randnla/precision.hpp"
 
 namespace randnla {
 namespace cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(index_t n) {
-  const index_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 32 ? (blocks > 0 ? blocks : 1) : 65535 * 32);
-}
-
-/// Grid-stride loop over the elements (i, j) of a rows x cols matrix.
-template <class F>
-__global__ void for_each_kernel(index_t rows, index_t cols, F f) {
-  const index_t n = rows * cols;
-  for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
-       e += static_cast<index_t>(gridDim.x) * blockDim.x)
-    f(e % rows, e / rows);
-}
-
-template <class F>
-void for_each(index_t rows, index_t cols, cudaStream_t s, const char* what, F f) {
-  if (rows * cols == 0) return;
-  for_each_kernel<<<grid_for(rows * cols), kThreads, 0, s>>>(rows, cols, f);
-  RANDNLA_CUDA_LAUNCH(what);
-}
-
-template <class T>
-__device__ __forceinline__ T& at(const MatrixView<T>& v, index_t i, index_t j) {
-  return v.data()[i + j * v.ld()];
-}
 
 __global__ void histogram_kernel(MatrixView<const float> x, unsigned long long* hist) {
   __shared__ unsigned int local[kExponentBins];
@@ -91,12 +64,35 @@ void scale_lines(const T* scale, MatrixView<T> x, bool by_row, cudaStream_t s) {
 
 }  // namespace
 
+/// Dense: one element per thread. SparseSign: zeros, then one thread per column walking its
+/// non-zeros (O(nnz) Philox calls).
+template <class T, class Store>
+void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store store) {
+  if (!draw.sparse()) {
+    for_each(x.rows(), x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { store(at(x, i, j), draw.at(i, j)); });
+    return;
+  }
+  for_each(x.rows(), x.cols(), s, "fill_random zeros", [=] __device__(index_t i, index_t j) { store(at(x, i, j), 0.0f); });
+  const std::int64_t row0 = draw.block.row0, col0 = draw.block.col0, row_end = row0 + x.rows();
+  for_each(x.cols(), 1, s, "fill_random sparse columns", [=] __device__(index_t j, index_t) {
+    draw.walk_sparse_column(col0 + j, row_end, [&](std::int64_t row, float v) {
+      if (row >= row0) store(at(x, row - row0, j), v);
+    });
+  });
+}
+
+struct StoreFloat {
+  __device__ void operator()(float& d, float v) const { d = v; }
+};
+struct StoreHalf {
+  __device__ void operator()(fp16& d, float v) const { d = fp16{__half_as_ushort(__float2half_rn(v))}; }
+};
+
 void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { at(x, i, j) = draw.at(i, j); });
+  fill_random(draw, x, s, StoreFloat{});
 }
 void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s) {
-  for_each(x.rows(), x.cols(), s, "fill_random fp16",
-           [=] __device__(index_t i, index_t j) { at(x, i, j) = fp16{__half_as_ushort(__float2half_rn(draw.at(i, j)))}; });
+  fill_random(draw, x, s, StoreHalf{});
 }
 void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f32->f64",
@@ -105,10 +101,6 @@ void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStr
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f64->f32",
            [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j)); });
-}
-void launch_convert_scaled(MatrixView<const double> src, const double* scale, MatrixView<float> dst, cudaStream_t s) {
-  for_each(src.rows(), src.cols(), s, "convert f64->f32, columns scaled",
-           [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j) * scale[j]); });
 }
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f32->f16", [=] __device__(index_t i, index_t j) {
@@ -138,12 +130,6 @@ void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStre
 }
 void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s) {
   scale_lines(scale, x, by_row, s);
-}
-void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s) {
-  for_each(g.rows(), 1, s, "equilibration factors",
-           [=] __device__(index_t i, index_t) { at(d, i, 0) = equilibration_factor(at(g, i, i)); });
-  for_each(g.rows(), g.cols(), s, "equilibrate",
-           [=] __device__(index_t i, index_t j) { at(g, i, j) *= at(d, i, 0) * at(d, j, 0); });
 }
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s) {
   for_each(g.rows(), 1, s, "add_to_diagonal", [=] __device__(index_t i, index_t) { at(g, i, i) += shift; });

@@ -14,7 +14,6 @@ void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_
 void launch_fill_random(const RandomDraw& draw, MatrixView<fp16> x, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<double> dst, cudaStream_t s);
 void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStream_t s);
-void launch_convert_scaled(MatrixView<const double> src, const double* scale, MatrixView<float> dst, cudaStream_t s);
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s);
 void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
@@ -24,8 +23,6 @@ void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s);
 /// X(i, j) *= scale[i] (by_row) or scale[j].
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s);
 void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s);
-/// d := diag(G)^{-1/2} (equilibration_factor), then G := D G D.
-void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s);
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);
 void launch_zero_lower(MatrixView<double> g, cudaStream_t s);
 /// hist[256] += counts of x's non-zero elements per FP32 exponent (hist zeroed by the caller).

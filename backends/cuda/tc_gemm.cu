@@ -387,13 +387,15 @@ DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc
   return plan;
 }
 
-void fill_report(const DevicePlan* plan, bool swap_scales, GemmReport* report, cudaStream_t s) {
+void fill_report(const DevicePlan* plan, bool swap_scales, ProductReport* report, cudaStream_t s) {
   if (!report) return;
   DevicePlan h{};
   RANDNLA_CUDA(cudaMemcpyAsync(&h, plan, sizeof h, cudaMemcpyDeviceToHost, s));
   RANDNLA_CUDA(cudaStreamSynchronize(s));
   const TensorCore f = h.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
-  *report = swap_scales ? GemmReport{f, f, h.scale_b, h.scale_a} : GemmReport{f, f, h.scale_a, h.scale_b};
+  report->a_format = report->b_format = f;
+  report->a_scale_exponent = swap_scales ? h.scale_b : h.scale_a;
+  report->b_scale_exponent = swap_scales ? h.scale_a : h.scale_b;
 }
 
 /// Packs both operands as T (the FP16 or the TF32 path) into the workspace and launches the
@@ -411,7 +413,7 @@ void pack_both_and_launch(const TcOperand& a, const TcOperand& b, index_t m, ind
 
 /// Both operands packed, the mma.sync kernel (any GPU from sm_80).
 void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
-                    TensorCore tc, GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+                    TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
   // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
   float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
   args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s);
@@ -423,7 +425,7 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
 /// One FP32 operand streamed, the other packed, the wgmma kernel (compute 9.0). The streamed one is
 /// the FP32 operand, the larger of the two in TCEC; when it is B, the kernel computes C^T = op(B)^T op(A)^T.
 void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
-                      TensorCore tc, GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+                      TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
   const bool stream_b = a.fp16 || (!b.fp16 && n > m);
   const TcOperand& x = stream_b ? b : a;
   const TcOperand& p = stream_b ? a : b;
@@ -476,14 +478,14 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
 }  // namespace
 
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
-             GemmReport* report, TcWorkspace& ws, cudaStream_t s) {
+             ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
   const index_t m = c.rows(), n = c.cols();
   const index_t k = a.op == Op::N ? a.cols : a.rows;
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0f) {
     scale_kernel<<<256, 256, 0, s>>>(c, beta);
     RANDNLA_CUDA_LAUNCH("tc_gemm beta scale");
-    if (report) *report = GemmReport{};
+    if (report) report->a_scale_exponent = report->b_scale_exponent = 0;
     return;
   }
   static_assert(kPadRows % BM == 0 && kPadRows % BN == 0 && kPadK % BK == 0, "padding must cover the tiles");

@@ -43,7 +43,7 @@ class TcWorkspace {
 /// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
 /// Fills `report` when non-null (that synchronises).
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
-             GemmReport* report, TcWorkspace& ws, cudaStream_t stream);
+             ProductReport* report, TcWorkspace& ws, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace randnla

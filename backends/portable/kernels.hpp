@@ -69,19 +69,24 @@ struct RoundToHalf {
 /// X(i, j) := draw.at(i, j), rounded to T.
 template <class Exec, class T>
 void fill_random(const Exec& exec, const RandomDraw& draw, MatrixView<T> x) {
-  for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), draw.at(i, j)); });
+  if (!draw.sparse()) {
+    for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), draw.at(i, j)); });
+    return;
+  }
+  for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), 0.0f); });
+  const std::int64_t row0 = draw.block.row0, col0 = draw.block.col0, row_end = row0 + x.rows();
+  Kokkos::parallel_for("randnla::portable::fill_sparse_columns", Policy<Exec>(exec, 0, x.cols()),
+                       KOKKOS_LAMBDA(index_t j) {
+                         draw.walk_sparse_column(col0 + j, row_end, [&](std::int64_t row, float v) {
+                           if (row >= row0) assign(x(row - row0, j), v);
+                         });
+                       });
 }
 
 /// D(i, j) := f(S(i, j)).
 template <class Exec, class S, class D, class F>
 void map(const Exec& exec, MatrixView<S> s, MatrixView<D> d, F f) {
   for_each_element(exec, s.rows(), s.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { d(i, j) = f(s(i, j)); });
-}
-
-template <class Exec>
-void convert_scaled(const Exec& exec, MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) {
-  for_each_element(exec, src.rows(), src.cols(),
-                   KOKKOS_LAMBDA(index_t i, index_t j) { d(i, j) = static_cast<float>(src(i, j) * s(j, 0)); });
 }
 
 template <class Exec>
@@ -94,13 +99,6 @@ template <class Exec, class T>
 void scale(const Exec& exec, MatrixView<const T> s, MatrixView<T> x, bool by_row) {
   const T* sv = s.data();
   for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { x(i, j) *= sv[by_row ? i : j]; });
-}
-
-template <class Exec>
-void equilibrate(const Exec& exec, MatrixView<double> g, MatrixView<double> d) {
-  Kokkos::parallel_for("randnla::portable::equilibration_factors", Policy<Exec>(exec, 0, g.rows()),
-                       KOKKOS_LAMBDA(index_t i) { d(i, 0) = equilibration_factor(g(i, i)); });
-  for_each_element(exec, g.rows(), g.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { g(i, j) *= d(i, 0) * d(j, 0); });
 }
 
 template <class Exec>

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cholesky_qr/cholesky_qr_ops.hpp"
 #include "kernels.hpp"
 #include "lapack.hpp"
 
@@ -38,9 +39,13 @@ class PortableBackend final : public Backend {
   static constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
  public:
-  explicit PortableBackend(const Exec& exec) : exec_(exec) {}
+  explicit PortableBackend(const Exec& exec) : exec_(exec) {
+    provide<CholeskyQrOps>(std::make_shared<CholeskyQrKernels<Exec>>(exec, memory_space()));
+  }
 
   MemorySpace memory_space() const override { return kHostMemory ? MemorySpace::Host : MemorySpace::Device; }
+  int device() const override { return compat::device_of(exec_); }
+  void* native_stream() const override { return compat::native_stream_of(exec_); }
   std::string description() const override {
     return std::string("portable (Kokkos ") + Exec::name() + ", Kokkos Kernels + LAPACK)";
   }
@@ -71,29 +76,26 @@ class PortableBackend final : public Backend {
   void do_convert(MatrixView<const double> s, MatrixView<float> d) override { portable::map(exec_, s, d, ToFloat{}); }
   void do_convert(MatrixView<const float> s, MatrixView<fp16> d) override { portable::map(exec_, s, d, ToHalf{}); }
   void do_convert(MatrixView<const fp16> s, MatrixView<float> d) override { portable::map(exec_, s, d, ToFloat{}); }
-  void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
-    portable::convert_scaled(exec_, src, s, d);
-  }
   void do_transpose(MatrixView<const float> s, MatrixView<float> d) override { portable::transpose(exec_, s, d); }
   void do_scale(float alpha, MatrixView<float> x) override { portable::scale_all(exec_, alpha, x); }
   void do_scale(double alpha, MatrixView<double> x) override { portable::scale_all(exec_, alpha, x); }
   void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
-  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override { portable::equilibrate(exec_, g, d); }
   void do_add_to_diagonal(MatrixView<double> g, double shift) override { portable::add_to_diagonal(exec_, g, shift); }
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override { return portable::exponent_histogram(exec_, x); }
   double do_frobenius_norm(MatrixView<const float> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
   double do_frobenius_norm(MatrixView<const double> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
 
-  void do_gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
-               MatrixView<double> c) override {
+  void do_product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+                  MatrixView<double> c) override {
     blas_gemm(ta, tb, alpha, a, b, beta, c);
   }
-  void do_gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-               MatrixView<float> c, GemmPrecision precision) override {
-    if (precision == GemmPrecision::FP32) return blas_gemm(ta, tb, alpha, a, b, beta, c);
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                  MatrixView<float> c, const ProductPrecision& precision, ProductReport* report) override {
+    if (precision.mode == ProductMode::FP32) return blas_gemm(ta, tb, alpha, a, b, beta, c);
+    if (precision.mode == ProductMode::Split) return split_product(ta, tb, alpha, a, b, beta, c, precision.split, true, true, report);
     Matrix<float> ar(*this, a.rows(), a.cols(), "A"), br(*this, b.rows(), b.cols(), "B");
-    if (precision == GemmPrecision::TF32) {
+    if (precision.mode == ProductMode::TF32) {
       portable::map(exec_, a, ar.view(), RoundToTf32{});
       portable::map(exec_, b, br.view(), RoundToTf32{});
     } else {
@@ -102,58 +104,57 @@ class PortableBackend final : public Backend {
     }
     blas_gemm<float>(ta, tb, alpha, ar, br, beta, c);
   }
-  void do_shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
-                 MatrixView<float> c, TensorCore tc, GemmReport* report) override {
+  void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+                        MatrixView<float> c, TensorCore format, ProductReport* report) override {
     Matrix<float> bf(*this, b.rows(), b.cols(), "B");
     portable::map(exec_, b, bf.view(), ToFloat{});
-    split_product(ta, tb, alpha, a, bf, beta, c, tc, /*split_a=*/true, /*split_b=*/false, report);
-  }
-  void do_hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
-                 MatrixView<float> c, TensorCore tc, GemmReport* report) override {
-    Matrix<float> af(*this, a.rows(), a.cols(), "A");
-    portable::map(exec_, a, af.view(), ToFloat{});
-    split_product(ta, tb, alpha, af, b, beta, c, tc, /*split_a=*/false, /*split_b=*/true, report);
-  }
-  void do_tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                     MatrixView<float> c, TensorCore tc, GemmReport* report) override {
-    split_product(ta, tb, alpha, a, b, beta, c, tc, true, true, report);
+    split_product(ta, tb, alpha, a, bf, beta, c, format, /*split_a=*/true, /*split_b=*/false, report);
   }
 
-  void do_householder_q(MatrixView<float> a_in) override {
+  void do_qr(MatrixView<float> a_in, MatrixView<float> tau_in) override {
+    OnHost<float> a(*this, a_in), tau(*this, tau_in, /*read=*/false);
+    const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
+    const int lda = lapack_int(a->ld(), "A.ld");
+    int info = 0, lwork = -1;
+    float query = 0;
+    sgeqrf_(&m, &n, a->data(), &lda, tau->data(), &query, &lwork, &info);
+    std::vector<float> work(static_cast<std::size_t>(query) + 1);
+    lwork = static_cast<int>(work.size());
+    sgeqrf_(&m, &n, a->data(), &lda, tau->data(), work.data(), &lwork, &info);
+    lapack_check(info, "sgeqrf");
+    a.write_back();
+    tau.write_back();
+  }
+
+  void do_form_q(MatrixView<float> a_in, MatrixView<const float> tau_in) override {
     OnHost<float> a(*this, a_in);
     const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
     const int lda = lapack_int(a->ld(), "A.ld");
-    std::vector<float> tau(n);
+    std::vector<float> tau(static_cast<std::size_t>(n));
+    copy(tau_in, MatrixView<float>(tau.data(), n, 1, n, MemorySpace::Host));
     int info = 0, lwork = -1;
     float query = 0;
-    sgeqrf_(&m, &n, a->data(), &lda, tau.data(), &query, &lwork, &info);
-    std::vector<float> work(static_cast<std::size_t>(query) + 1);
-    lwork = static_cast<int>(work.size());
-    sgeqrf_(&m, &n, a->data(), &lda, tau.data(), work.data(), &lwork, &info);
-    lapack_check(info, "sgeqrf");
-    lwork = -1;
     sorgqr_(&m, &n, &n, a->data(), &lda, tau.data(), &query, &lwork, &info);
-    work.resize(static_cast<std::size_t>(query) + 1);
+    std::vector<float> work(static_cast<std::size_t>(query) + 1);
     lwork = static_cast<int>(work.size());
     sorgqr_(&m, &n, &n, a->data(), &lda, tau.data(), work.data(), &lwork, &info);
     lapack_check(info, "sorgqr");
     a.write_back();
   }
 
-  int do_inverse_cholesky_factor(MatrixView<double> g_in, MatrixView<double> rinv_in) override {
-    OnHost<double> g(*this, g_in), rinv(*this, rinv_in, /*read=*/false);
+  int do_cholesky(MatrixView<double> g_in) override {
+    OnHost<double> g(*this, g_in);
     const int n = lapack_int(g->rows(), "G.rows"), lda = lapack_int(g->ld(), "G.ld");
-    const int ldr = lapack_int(rinv->ld(), "rinv.ld");
     int info = 0;
     dpotrf_("U", &n, g->data(), &lda, &info);
     require(info >= 0, "dpotrf argument", -info, "is invalid");
-    if (info > 0) return info;
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) (*rinv)(i, j) = i <= j ? (*g)(i, j) : 0.0;
-    dtrtri_("U", "N", &n, rinv->data(), &ldr, &info);
-    lapack_check(info, "dtrtri");  // R's diagonal is positive: a singular R cannot reach here
-    rinv.write_back();
-    return 0;
+    g.write_back();
+    return info;
+  }
+
+  void do_triangular_solve(Side side, Op op, double alpha, MatrixView<const double> r, MatrixView<double> b) override {
+    compat::trsm(exec_, side == Side::Left ? "L" : "R", "U", blas_op(op), "N", alpha, kokkos_view<Exec>(r),
+                 kokkos_view<Exec>(b));
   }
 
   void do_symmetric_eig(MatrixView<double> g_in, MatrixView<double> w_in) override {
@@ -282,13 +283,15 @@ class PortableBackend final : public Backend {
   /// The wgmma kernel splits the same numbers (its lo is not shifted and its scale is per row and
   /// K slice, so hi and lo differ from these only where an element falls into FP16's subnormals).
   void split_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                     MatrixView<float> c, TensorCore tc, bool split_a, bool split_b, GemmReport* report) {
+                     MatrixView<float> c, TensorCore tc, bool split_a, bool split_b, ProductReport* report) {
     OperandPlan pa = split_a ? plan_operand(exponent_histogram(a), tc) : OperandPlan{true, 0};
     OperandPlan pb = split_b ? plan_operand(exponent_histogram(b), tc) : OperandPlan{true, 0};
     if (!pa.use_fp16 || !pb.use_fp16) pa = pb = OperandPlan{};  // one Tensor Core format per product
-    if (report)
-      *report = GemmReport{pa.use_fp16 ? TensorCore::FP16 : TensorCore::TF32,
-                           pb.use_fp16 ? TensorCore::FP16 : TensorCore::TF32, pa.scale_exponent, pb.scale_exponent};
+    if (report) {
+      report->a_format = pa.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
+      report->b_format = pb.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
+      report->a_scale_exponent = pa.scale_exponent, report->b_scale_exponent = pb.scale_exponent;
+    }
     Matrix<float> ahi, alo, bhi, blo;
     if (split_a) split_parts(a, pa, ahi, alo);
     if (split_b) split_parts(b, pb, bhi, blo);

@@ -1,6 +1,7 @@
-// The backend interface: everything an algorithm may ask of a machine. Algorithms speak only to
-// this; backends/portable implements it in Kokkos (any execution space) with Kokkos Kernels and
-// LAPACK, backends/cuda with CUDA kernels, cuBLAS and cuSOLVER.
+// The backend interface: the device context and the operation families every algorithm may use.
+// Algorithms speak only to this (and to the small interfaces of operations one algorithm alone
+// needs, which DeviceContext::ops finds); backends/portable implements it in Kokkos (any execution
+// space) with Kokkos Kernels and LAPACK, backends/cuda with CUDA kernels, cuBLAS and cuSOLVER.
 #pragma once
 
 #include <cstddef>
@@ -9,30 +10,16 @@
 #include <string>
 #include <utility>
 
+#include "randnla/context.hpp"
 #include "randnla/hostdevice.hpp"
 #include "randnla/matrix_view.hpp"
+#include "randnla/ops/factorizations.hpp"
+#include "randnla/ops/products.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"
 #include "randnla/random.hpp"
 
 namespace randnla {
-
-/// op(X) = X or X^T, as BLAS's transa/transb.
-enum class Op { N, T };
-
-/// Rows and columns of op(X) for X stored rows x cols.
-inline index_t op_rows(Op op, index_t rows, index_t cols) { return op == Op::N ? rows : cols; }
-inline index_t op_cols(Op op, index_t rows, index_t cols) { return op == Op::N ? cols : rows; }
-
-/// Throws InvalidArgument unless C (m x n) = op(A) op(B) is well formed.
-template <class A, class B, class C>
-void require_gemm_shapes(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) {
-  const index_t m = op_rows(ta, a.rows(), a.cols()), k = op_cols(ta, a.rows(), a.cols());
-  const index_t kb = op_rows(tb, b.rows(), b.cols()), n = op_cols(tb, b.rows(), b.cols());
-  require(kb == k, "B.rows (after op)", kb, "must equal op(A).cols = " + std::to_string(k));
-  require(c.rows() == m, "C.rows", c.rows(), "must equal op(A).rows = " + std::to_string(m));
-  require(c.cols() == n, "C.cols", c.cols(), "must equal op(B).cols = " + std::to_string(n));
-}
 
 /// Throws InvalidArgument unless s holds one factor per row of X (by_row) or per column.
 template <class S, class X>
@@ -42,88 +29,11 @@ void require_scale_shape(const MatrixView<S>& s, const MatrixView<X>& x, bool by
                                                      std::to_string(lines));
 }
 
-/// g^{-1/2} for a positive finite diagonal entry g of a Gram matrix, 1 otherwise (Backend::equilibrate).
-RANDNLA_HD double equilibration_factor(double g) {
-  constexpr double kLargestDouble = 1.7976931348623157e308;
-  return g > 0.0 && g <= kLargestDouble ? 1.0 / std::sqrt(g) : 1.0;
-}
-
-/// Throws InvalidArgument unless G is square.
-template <class T>
-void require_square(const MatrixView<T>& g, const std::string& name) {
-  require(g.rows() == g.cols(), name + ".rows", g.rows(), "must equal " + name + ".cols = " + std::to_string(g.cols()));
-}
-
-/// Throws InvalidArgument unless the thin SVD A (m x n, m >= n) = U diag(s) VT is well formed.
-template <class T>
-void require_svd_shapes(const MatrixView<T>& a, const MatrixView<T>& s, const MatrixView<T>& u,
-                        const MatrixView<T>& vt) {
-  const index_t m = a.rows(), n = a.cols();
-  require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n) + " (transpose a wide matrix first)");
-  require_shape(u, m, n, "U");
-  require_shape(vt, n, n, "VT");
-  require(s.size() == n, "s.size", s.size(), "must equal A.cols = " + std::to_string(n));
-}
-
-/// Throws InvalidArgument unless G (n x n) := V with w (n x 1) := eigenvalues is well formed.
-template <class T>
-void require_eig_shapes(const MatrixView<T>& g, const MatrixView<T>& w) {
-  require_square(g, "G");
-  require_shape(w, g.rows(), 1, "w");
-}
-
-/// The baseline GEMMs the mixed-precision kernels are compared with.
-enum class GemmPrecision {
-  FP32,  ///< SGEMM on FP32 cores (cuBLAS SGEMM, or host BLAS)
-  TF32,  ///< operands rounded to TF32, FP32 accumulation (cuBLAS TF32 Tensor Core mode)
-  FP16   ///< operands rounded to FP16, FP32 accumulation (cuBLAS GemmEx FP16 -> FP32); when an
-         ///< operand has entries with |x| >= 2^15, which FP16 could not hold, it runs as TF32
-         ///< instead of returning Inf
-};
-
-inline const EnumNames<GemmPrecision>& names_of(GemmPrecision) {
-  static const EnumNames<GemmPrecision> names{
-      {GemmPrecision::FP32, "fp32"}, {GemmPrecision::TF32, "tf32"}, {GemmPrecision::FP16, "fp16"}};
-  return names;
-}
-
-/// Which Tensor Core format a mixed-precision product actually used (filled when asked for).
-struct GemmReport {
-  TensorCore a_format = TensorCore::TF32;  ///< split format of the first FP32 operand
-  TensorCore b_format = TensorCore::TF32;  ///< split format of the second FP32 operand (TCEC only)
-  int a_scale_exponent = 0;                ///< A was scaled by 2^a_scale_exponent before its FP16 split
-  int b_scale_exponent = 0;
-};
-
-/// Small-matrix SVD routine.
-enum class SvdMethod {
-  Gesvd,   ///< QR iteration (LAPACK / cuSOLVER gesvd)
-  Gesdd,   ///< divide and conquer (LAPACK gesdd; the CUDA backend runs it on the host CPU)
-  Jacobi,  ///< one-sided Jacobi (LAPACK gesvj / cuSOLVER gesvdj)
-  Polar,   ///< polar decomposition (cuSOLVER Xgesvdp); GPU only
-  Gram,    ///< through the FP64 Gram matrix: symmetric_eig, then CholeskyQR of A V (randnla::svd_through_gram
-           ///< in algorithms/; Backend::svd does not take it)
-  Auto     ///< Backend::svd: the fastest library routine measured, gesdd on the host, polar on the GPU
-           ///< (6.0 ms against gesvd's 27 ms for 272 x 272 on the H100); the RSVD: Gram
-};
-
-inline const EnumNames<SvdMethod>& names_of(SvdMethod) {
-  static const EnumNames<SvdMethod> names{{SvdMethod::Gesvd, "gesvd"},   {SvdMethod::Gesdd, "gesdd"},
-                                          {SvdMethod::Jacobi, "jacobi"}, {SvdMethod::Polar, "polar"},
-                                          {SvdMethod::Gram, "gram"},     {SvdMethod::Auto, "auto"}};
-  return names;
-}
-
-/// Throws InvalidArgument for SvdMethod::Gram, which Backend::svd does not take.
-inline void require_backend_svd_method(SvdMethod m) {
-  require(m != SvdMethod::Gram, "method", to_string(m), "is an algorithm (randnla::svd_through_gram), not a backend routine");
-}
-
 /// What a backend can do, asked before an operation instead of a rejection at run time.
 struct Capabilities {
-  /// Hardware split products: shgemm, hsgemm and tcec_sgemm run on Tensor Cores. Without them a
-  /// backend emulates those products element by element (for validation, several times slower
-  /// than its FP32 GEMM), so the algorithms' Auto precision runs FP32 GEMM there instead.
+  /// ProductMode::Split runs on Tensor Cores. Without them a backend emulates it element by
+  /// element (for validation, several times slower than its FP32 GEMM), and ProductMode::Auto
+  /// runs FP32 there.
   bool tensor_cores = false;
   /// The Backend::svd methods this backend runs (SvdMethod::Auto always resolves to one of them).
   bool gesvd = true, gesdd = false, jacobi = true, polar = false;
@@ -134,38 +44,21 @@ struct Capabilities {
       case SvdMethod::Gesdd: return gesdd;
       case SvdMethod::Jacobi: return jacobi;
       case SvdMethod::Polar: return polar;
-      case SvdMethod::Auto: return true;
-      default: return false;
+      default: return true;
     }
   }
 };
 
-/// The operations an algorithm may ask of a machine. Each public member checks its arguments
-/// once (shapes, memory spaces, parameter ranges; InvalidArgument naming the parameter and value)
-/// and handles the empty cases, then calls the backend's unchecked hook (do_*). Backends implement
-/// only the hooks: backends/portable in Kokkos on any execution space, backends/cuda with CUDA
-/// kernels, cuBLAS and cuSOLVER. All views passed to a backend live in its memory_space(), except
-/// copy's, which may cross spaces.
-class Backend {
+/// The operation families, over the device context. Each public member checks its arguments once
+/// (shapes, memory spaces, parameter ranges; InvalidArgument naming the parameter and value),
+/// handles the empty cases and resolves Auto choices, then calls the backend's unchecked hook
+/// (do_*). Backends implement only the hooks. All views passed to a backend live in its
+/// memory_space(), except copy's, which may cross spaces.
+class Backend : public DeviceContext {
  public:
-  virtual ~Backend() = default;
-
-  virtual MemorySpace memory_space() const = 0;
-  /// "portable (Kokkos Serial)" or the GPU's name.
-  virtual std::string description() const = 0;
   virtual Capabilities capabilities() const = 0;
 
-  // ---- memory ----------------------------------------------------------------------------
-  /// Uninitialised bytes in memory_space(), freed when the last owner goes.
-  virtual std::shared_ptr<void> allocate(std::size_t bytes) = 0;
-  /// Waits for all work queued on this backend (its stream or execution-space instance).
-  virtual void synchronize() = 0;
-  /// dst := src for same-shape views, any spaces. Blocks until done.
-  void copy(MatrixView<const float> src, MatrixView<float> dst) { checked_copy(src, dst); }
-  void copy(MatrixView<const double> src, MatrixView<double> dst) { checked_copy(src, dst); }
-  void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) { checked_copy(src, dst); }
-
-  // ---- elementwise and reductions ---------------------------------------------------------------
+  // ---- element-wise operations and reductions ---------------------------------------------
   /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend and for any
   /// thread count), or with the block of it that `block` names. FP16: each element rounded to
   /// nearest. Throws InvalidArgument for a SparseSign density outside (0, 1] or a block outside
@@ -181,13 +74,6 @@ class Backend {
   /// Rounded to nearest; beyond FP16's range -> +-Inf (callers that cannot accept that scale first).
   void convert(MatrixView<const float> src, MatrixView<fp16> dst) { same_shape(src, dst), do_convert(src, dst); }
   void convert(MatrixView<const fp16> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
-  /// dst := src diag(s) rounded once to FP32: src m x n FP64, s n x 1 FP64.
-  void convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) {
-    same_shape(src, dst);
-    mine(s, "s");
-    require_scale_shape(s, src, false);
-    do_convert_scaled(src, s, dst);
-  }
   /// dst := src^T.
   void transpose(MatrixView<const float> src, MatrixView<float> dst) {
     mine(src, "src"), mine(dst, "dst");
@@ -201,16 +87,9 @@ class Backend {
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, false); }
   void scale_columns(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, false); }
   /// X(i, :) *= s[i] for each row i.
+  void scale_rows(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, true); }
   void scale_rows(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, true); }
-  /// Symmetric equilibration of a Gram matrix G (n x n, FP64): d (n x 1) := diag(G)^{-1/2},
-  /// G := D G D, so that G's diagonal is 1 (van der Sluis). d_i = 1 where G_ii is not positive
-  /// and finite: that row and column are left as they are.
-  void equilibrate(MatrixView<double> g, MatrixView<double> d) {
-    mine(g, "G"), mine(d, "d");
-    require_eig_shapes(g, d);
-    do_equilibrate(g, d);
-  }
-  /// G(i, i) += shift for every i (G square, FP64).
+  /// G(i, i) += shift for every i (G square, FP64): a shift, or with scale(0, G) an identity.
   void add_to_diagonal(MatrixView<double> g, double shift) {
     mine(g, "G");
     require_square(g, "G");
@@ -225,62 +104,69 @@ class Backend {
   double frobenius_norm(MatrixView<const float> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
   double frobenius_norm(MatrixView<const double> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
 
-  // ---- products: C := alpha * op(A) * op(B) + beta * C -------------------------------------
-  /// k = 0 gives C := beta * C, as in BLAS.
-  void gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
-            MatrixView<double> c) {
-    gemm_checks(ta, tb, a, b, c);
-    if (!c.empty()) do_gemm(ta, tb, alpha, a, b, beta, c);
+  // ---- products: C := alpha op(A) op(B) + beta C ---------------------------------------------
+  /// FP32 operands in the precision `precision` names (ProductMode). k = 0 gives C := beta C, as
+  /// in BLAS. Auto runs Split where capabilities().tensor_cores, else FP32; FP16 runs as TF32
+  /// when an operand has an entry with |x| >= 2^15. `report`, when given, says what ran and why.
+  void product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+               MatrixView<float> c, ProductPrecision precision = {}, ProductReport* report = nullptr);
+  /// A FP32, B FP16 (e.g. an FP16 sketch Omega). Split is SHGEMM (A split, B taken as it is); every
+  /// other mode multiplies the exact FP32 widening of B.
+  void product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+               MatrixView<float> c, ProductPrecision precision = {}, ProductReport* report = nullptr);
+  /// FP64: DGEMM.
+  void product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
+               MatrixView<double> c) {
+    product_checks(ta, tb, a, b, c);
+    if (!c.empty()) do_product(ta, tb, alpha, a, b, beta, c);
   }
-  /// FP16 runs as TF32 when an operand has an entry with |x| >= 2^15, which FP16 could not hold.
-  void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-            MatrixView<float> c, GemmPrecision precision) {
-    gemm_checks(ta, tb, a, b, c);
-    if (c.empty()) return;
-    if (precision == GemmPrecision::FP16 &&
-        !(fits_fp16_unscaled(exponent_histogram(a)) && fits_fp16_unscaled(exponent_histogram(b))))
-      precision = GemmPrecision::TF32;  // FP16 would overflow: never return Inf for finite input
-    do_gemm(ta, tb, alpha, a, b, beta, c, precision);
+  /// C_i := alpha op(A_i) op(B_i) + beta C_i for i < C.count (BLAS's strided-batched GEMM; a
+  /// stride of 0 reuses one matrix for every i). A.count and B.count must equal C.count.
+  void product_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b,
+                               float beta, StridedBatch<float> c, ProductPrecision precision = {}) {
+    batch_checks(ta, tb, a, b, c);
+    if (c.count > 0 && !c.first.empty()) do_product_strided_batched(ta, tb, alpha, a, b, beta, c, resolve(precision));
   }
-  /// SHGEMM: A FP32 split into hi + lo, B FP16. Ootomo & Yokota, "Mixed-Precision Random
-  /// Projection for RandNLA on Tensor Cores", Sec. 3: C = A_hi*B + (dA*B) / 2^11.
-  void shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
-              MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
-    gemm_checks(ta, tb, a, b, c);
-    do_shgemm(ta, tb, alpha, a, b, beta, c, tc, report);
-  }
-  /// The mirror of shgemm: A FP16, B FP32 split.
-  void hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
-              MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
-    gemm_checks(ta, tb, a, b, c);
-    do_hsgemm(ta, tb, alpha, a, b, beta, c, tc, report);
-  }
-  /// TCEC-SGEMM: both split; C = A_hi*B_hi + (dA*B_hi + A_hi*dB) / 2^11, dA*dB dropped.
-  /// Ootomo & Yokota, "Recovering single precision accuracy from Tensor Cores while surpassing
-  /// the FP32 theoretical peak performance", Eq. (18)-(20).
-  void tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                  MatrixView<float> c, TensorCore tc, GemmReport* report = nullptr) {
-    gemm_checks(ta, tb, a, b, c);
-    do_tcec_sgemm(ta, tb, alpha, a, b, beta, c, tc, report);
+  void product_strided_batched(Op ta, Op tb, double alpha, StridedBatch<const double> a, StridedBatch<const double> b,
+                               double beta, StridedBatch<double> c) {
+    batch_checks(ta, tb, a, b, c);
+    if (c.count > 0 && !c.first.empty()) do_product_strided_batched(ta, tb, alpha, a, b, beta, c);
   }
 
   // ---- dense factorizations -------------------------------------------------------------
-  /// Householder QR (geqrf + orgqr): A (m x n, m >= n) := its thin Q factor.
-  void householder_q(MatrixView<float> a) {
-    mine(a, "A");
-    require(a.rows() >= a.cols(), "A.rows", a.rows(), "must be >= A.cols = " + std::to_string(a.cols()));
-    if (a.cols() > 0) do_householder_q(a);
+  /// Householder QR of A (m x n, m >= n; LAPACK/cuSOLVER geqrf): R in A's upper triangle, the
+  /// reflectors below it, their scalars in tau (n x 1).
+  void qr(MatrixView<float> a, MatrixView<float> tau) {
+    mine(a, "A"), mine(tau, "tau");
+    require_tall(a, "A");
+    require_shape(tau, a.cols(), 1, "tau");
+    if (a.cols() > 0) do_qr(a, tau);
   }
-  /// The inverse of the Cholesky factor of the SPD matrix G (n x n, FP64, both triangles stored
-  /// alike): rinv (n x n) := R^{-1}, upper triangular, with R^T R = G. G is overwritten (workspace).
-  /// Returns 0, or the 1-based index of the first pivot that is not positive and finite (LAPACK's
-  /// info), without throwing; rinv is then unspecified. Portable: LAPACK dpotrf + dtrtri (on the
-  /// host, through a copy where G is device memory); CUDA: cuSOLVER potrf + cuBLAS trsm.
-  int inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) {
-    mine(g, "G"), mine(rinv, "rinv");
+  /// A := the thin Q (m x n) from qr's reflectors and tau (orgqr).
+  void form_q(MatrixView<float> a, MatrixView<const float> tau) {
+    mine(a, "A"), mine(tau, "tau");
+    require_tall(a, "A");
+    require_shape(tau, a.cols(), 1, "tau");
+    if (a.cols() > 0) do_form_q(a, tau);
+  }
+  /// Cholesky factorization of the SPD matrix G (n x n, FP64; its upper triangle is read): R
+  /// (upper, R^T R = G) in G's upper triangle, the strict lower triangle left as it was (potrf).
+  /// Returns 0, or the 1-based index of the first pivot that is not positive and finite
+  /// (LAPACK's info), without throwing; G is then unspecified.
+  int cholesky(MatrixView<double> g) {
+    mine(g, "G");
     require_square(g, "G");
-    require_shape(rinv, g.rows(), g.cols(), "rinv");
-    return g.rows() == 0 ? 0 : do_inverse_cholesky_factor(g, rinv);
+    return g.rows() == 0 ? 0 : do_cholesky(g);
+  }
+  /// B := alpha op(R)^{-1} B (Side::Left) or alpha B op(R)^{-1} (Side::Right), R n x n upper
+  /// triangular with a non-zero diagonal, FP64 (BLAS trsm; e.g. Q := Y R^{-1} after a Cholesky).
+  void triangular_solve(Side side, Op op, double alpha, MatrixView<const double> r, MatrixView<double> b) {
+    mine(r, "R"), mine(b, "B");
+    require_square(r, "R");
+    const bool left = side == Side::Left;
+    require((left ? b.rows() : b.cols()) == r.rows(), left ? "B.rows" : "B.cols", left ? b.rows() : b.cols(),
+            "must equal R.rows = " + std::to_string(r.rows()));
+    if (!b.empty()) do_triangular_solve(side, op, alpha, r, b);
   }
   /// Eigendecomposition of the symmetric G (n x n, FP64; its upper triangle is read): G := V,
   /// w (n x 1) := the eigenvalues in descending order, G_in = V diag(w) V^T, V orthogonal.
@@ -294,13 +180,11 @@ class Backend {
     if (g.rows() > 0) do_symmetric_eig(g, w);
   }
   /// Thin SVD of A (m x n, m >= n; A is overwritten): A = U diag(s) VT, s descending.
-  /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge,
-  /// InvalidArgument for SvdMethod::Gram (an algorithm, not a backend routine), and
+  /// U is m x n, s is n x 1, VT is n x n. Throws NumericalBreakdown if it does not converge and
   /// UnsupportedConfiguration for a method capabilities() does not list.
   void svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt, SvdMethod method) {
     mine(a, "A"), mine(s, "s"), mine(u, "U"), mine(vt, "VT");
     require_svd_shapes(a, s, u, vt);
-    require_backend_svd_method(method);
     if (!capabilities().supports(method))
       throw UnsupportedConfiguration(std::string("the SVD method ") + to_string(method) + " does not run on " +
                                      description());
@@ -308,48 +192,56 @@ class Backend {
   }
 
  protected:
-  // The unchecked hooks: arguments have passed the public member's checks, and views are not
-  // empty unless the public member says otherwise.
-  virtual void do_copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
-  virtual void do_copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
-  virtual void do_copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
+  // The unchecked hooks: arguments have passed the public member's checks, views are not empty
+  // unless the public member says otherwise, and a product's precision is resolved (no Auto).
   virtual void do_fill_random(const RandomDraw& draw, MatrixView<float> x) = 0;
   virtual void do_fill_random(const RandomDraw& draw, MatrixView<fp16> x) = 0;
   virtual void do_convert(MatrixView<const float> src, MatrixView<double> dst) = 0;
   virtual void do_convert(MatrixView<const double> src, MatrixView<float> dst) = 0;
   virtual void do_convert(MatrixView<const float> src, MatrixView<fp16> dst) = 0;
   virtual void do_convert(MatrixView<const fp16> src, MatrixView<float> dst) = 0;
-  virtual void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
   virtual void do_transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;
   virtual void do_scale(float alpha, MatrixView<float> x) = 0;
   virtual void do_scale(double alpha, MatrixView<double> x) = 0;
   virtual void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) = 0;
   virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
-  virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
   virtual void do_add_to_diagonal(MatrixView<double> g, double shift) = 0;
   virtual ExponentHistogram do_exponent_histogram(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const double> x) = 0;
-  virtual void do_gemm(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
-                       MatrixView<double> c) = 0;
-  virtual void do_gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
-                       MatrixView<float> c, GemmPrecision precision) = 0;
-  virtual void do_shgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
-                         MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
-  virtual void do_hsgemm(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const float> b, float beta,
-                         MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
-  virtual void do_tcec_sgemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
-                             float beta, MatrixView<float> c, TensorCore tc, GemmReport* report) = 0;
-  virtual void do_householder_q(MatrixView<float> a) = 0;
-  virtual int do_inverse_cholesky_factor(MatrixView<double> g, MatrixView<double> rinv) = 0;
+  /// precision.mode is FP32, TF32, FP16 (operands known to fit) or Split.
+  virtual void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
+                          MatrixView<float> c, const ProductPrecision& precision, ProductReport* report) = 0;
+  /// SHGEMM: A split in the format `format`, B FP16.
+  virtual void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b,
+                                float beta, MatrixView<float> c, TensorCore format, ProductReport* report) = 0;
+  virtual void do_product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b,
+                          double beta, MatrixView<double> c) = 0;
+  /// One do_product per matrix of the batch; backends with a batched library call override these.
+  virtual void do_product_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a,
+                                          StridedBatch<const float> b, float beta, StridedBatch<float> c,
+                                          const ProductPrecision& precision) {
+    for (index_t i = 0; i < c.count; ++i) do_product(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i), precision, nullptr);
+  }
+  virtual void do_product_strided_batched(Op ta, Op tb, double alpha, StridedBatch<const double> a,
+                                          StridedBatch<const double> b, double beta, StridedBatch<double> c) {
+    for (index_t i = 0; i < c.count; ++i) do_product(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i));
+  }
+  virtual void do_qr(MatrixView<float> a, MatrixView<float> tau) = 0;
+  virtual void do_form_q(MatrixView<float> a, MatrixView<const float> tau) = 0;
+  virtual int do_cholesky(MatrixView<double> g) = 0;
+  virtual void do_triangular_solve(Side side, Op op, double alpha, MatrixView<const double> r, MatrixView<double> b) = 0;
   virtual void do_symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
   virtual void do_svd(MatrixView<float> a, MatrixView<float> s, MatrixView<float> u, MatrixView<float> vt,
                       SvdMethod method) = 0;
 
  private:
-  template <class T>
-  void mine(const MatrixView<T>& v, const std::string& name) const {
-    require_space(v, memory_space(), name);
+  /// Auto -> Split with Tensor Cores, FP32 without (the split products are only emulated there).
+  ProductPrecision resolve(ProductPrecision p, ProductReport* report = nullptr) const {
+    if (p.mode != ProductMode::Auto) return p;
+    if (capabilities().tensor_cores) return ProductPrecision::split_in(p.split);
+    if (report) report->why = "auto: " + description() + " has no Tensor Cores";
+    return ProductPrecision::fp32();
   }
   /// The draw of `block` of the operator `spec` into a matrix of `rows` rows (any number of
   /// columns: an operator has as many as its blocks reach).
@@ -367,20 +259,22 @@ class Backend {
     require_shape(d, s.rows(), s.cols(), "dst");
   }
   template <class T>
-  void checked_copy(MatrixView<const T> s, MatrixView<T> d) {
-    require_shape(d, s.rows(), s.cols(), "dst");
-    if (!s.empty()) do_copy(s, d);
-  }
-  template <class T>
   void checked_scale(MatrixView<const T> s, MatrixView<T> x, bool by_row) {
     mine(s, "s"), mine(x, "X");
     require_scale_shape(s, x, by_row);
     if (!x.empty()) do_scale(s, x, by_row);
   }
   template <class A, class B, class C>
-  void gemm_checks(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) const {
+  void product_checks(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) const {
     mine(a, "A"), mine(b, "B"), mine(c, "C");
-    require_gemm_shapes(ta, tb, a, b, c);
+    require_product_shapes(ta, tb, a, b, c);
+  }
+  template <class A, class B, class C>
+  void batch_checks(Op ta, Op tb, const StridedBatch<A>& a, const StridedBatch<B>& b, const StridedBatch<C>& c) const {
+    require_batch(a, "A", false), require_batch(b, "B", false), require_batch(c, "C", true);
+    require(a.count == c.count, "A.count", a.count, "must equal C.count = " + std::to_string(c.count));
+    require(b.count == c.count, "B.count", b.count, "must equal C.count = " + std::to_string(c.count));
+    product_checks(ta, tb, a.first, b.first, c.first);
   }
 };
 
@@ -421,6 +315,41 @@ inline MatrixAllocator backend_matrices(Backend& backend) {
   return [&backend](index_t rows, index_t cols, const std::string& name) {
     return Matrix<float>(backend, rows, cols, name);
   };
+}
+
+inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
+                             float beta, MatrixView<float> c, ProductPrecision precision, ProductReport* report) {
+  product_checks(ta, tb, a, b, c);
+  if (c.empty()) return;
+  if (report) *report = ProductReport{};
+  if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
+  precision = resolve(precision, report);
+  if (precision.mode == ProductMode::FP16 &&
+      !(fits_fp16_unscaled(exponent_histogram(a)) && fits_fp16_unscaled(exponent_histogram(b)))) {
+    precision = ProductPrecision::tf32();  // never Inf from finite input
+    if (report) report->why = "fp16: an operand has entries with |x| >= 2^15, beyond FP16's range";
+  }
+  if (report) report->mode = precision.mode;
+  do_product(ta, tb, alpha, a, b, beta, c, precision, report);
+}
+
+inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b,
+                             float beta, MatrixView<float> c, ProductPrecision precision, ProductReport* report) {
+  product_checks(ta, tb, a, b, c);
+  if (c.empty()) return;
+  if (report) *report = ProductReport{};
+  if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
+  precision = resolve(precision, report);
+  if (precision.mode != ProductMode::Split) {
+    const std::string why = report ? report->why : std::string();
+    Matrix<float> wide(*this, b.rows(), b.cols(), "B");  // exact: every FP16 value is an FP32 value
+    convert(b, wide.view());
+    product(ta, tb, alpha, a, wide, beta, c, precision, report);
+    if (report && report->why.empty()) report->why = why;
+    return;
+  }
+  if (report) report->mode = ProductMode::Split;
+  do_product_split(ta, tb, alpha, a, b, beta, c, precision.split, report);
 }
 
 }  // namespace randnla

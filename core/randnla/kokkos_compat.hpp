@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
+#include <KokkosBlas3_trsm.hpp>
 
 #include <type_traits>
 
@@ -27,6 +28,27 @@ void gemm(const Exec& exec, const char* transa, const char* transb, typename CV:
   typename CV::execution_space().fence();
 #endif
 }
+
+/// KokkosBlas::trsm on `exec`: called without an instance (the form 3.4 and 4.x share), so it is
+/// ordered after and before exec's work by fences.
+template <class Exec, class AV, class BV>
+void trsm(const Exec& exec, const char* side, const char* uplo, const char* trans, const char* diag,
+          typename BV::const_value_type alpha, const AV& a, const BV& b) {
+  exec.fence();
+  KokkosBlas::trsm(side, uplo, trans, diag, alpha, a, b);
+  typename BV::execution_space().fence();
+}
+
+/// The CUDA device ordinal and stream of an execution-space instance: its own for Kokkos::Cuda;
+/// -1 and none for the others.
+template <class Exec>
+int device_of(const Exec&) { return -1; }
+template <class Exec>
+void* native_stream_of(const Exec&) { return nullptr; }
+#if defined(KOKKOS_ENABLE_CUDA)
+inline int device_of(const Kokkos::Cuda& exec) { return exec.cuda_device(); }
+inline void* native_stream_of(const Kokkos::Cuda& exec) { return exec.cuda_stream(); }
+#endif
 
 // HIP and SYCL left Kokkos::Experimental in 4.0.
 #if defined(KOKKOS_ENABLE_HIP)

@@ -45,10 +45,13 @@ RANDNLA_HD PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) {
 enum class Distribution {
   Gaussian,    ///< N(0, 1), Box–Muller
   Rademacher,  ///< ±1 with probability 1/2 each
-  SparseSign   ///< ±1/sqrt(density) with probability density/2 each, else 0 (Achlioptas; Li, Hastie & Church)
+  SparseSign   ///< ±1/sqrt(density) with probability density/2 each, else 0 (Achlioptas; Li, Hastie & Church),
+               ///< drawn column by column in O(nnz) Philox calls (RandomDraw::walk_sparse_column)
 };
 
-/// Identifies one random matrix: element (i, j) of an m x n matrix is draw(e = i + j*m).
+/// Identifies one random matrix: its distribution and the RNG state it is drawn from (key = seed,
+/// counter = stream; random_operator.hpp names them so). Dense: element (i, j) of an m x n matrix
+/// is random_element(e = i + j*m).
 struct RandomSpec {
   Distribution distribution = Distribution::Gaussian;
   std::uint64_t seed = 0;
@@ -124,33 +127,17 @@ RANDNLA_HD void sincos_2pi_deterministic(float v, float& c, float& s) {
 
 }  // namespace detail
 
-/// Element e of the random matrix described by `spec` (see RandomSpec), as float.
-/// `sparse_threshold` = round(density * 2^32) and `sparse_scale` = 1/sqrt(density) are computed
-/// once by the caller (see sparse_sign_parameters) so that every element uses the same values.
-RANDNLA_HD float random_element(const RandomSpec& spec, std::uint64_t e, std::uint32_t sparse_threshold,
-                                float sparse_scale) {
-  switch (spec.distribution) {
-    case Distribution::Gaussian: {
-      const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, e >> 2);
-      const unsigned pair = static_cast<unsigned>(e & 2u);
-      const float u = detail::uniform_open01(r.v[pair]);
-      const float v = exact::mul(static_cast<float>(r.v[pair + 1] >> 8), 0x1p-24f);
-      const float radius = exact::sqrt(exact::mul(-2.0f, detail::log_deterministic(u)));
-      float c, s;
-      detail::sincos_2pi_deterministic(v, c, s);
-      return exact::mul(radius, (e & 1u) ? s : c);
-    }
-    case Distribution::Rademacher: {
-      const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, e >> 2);
-      return (r.v[e & 3u] >> 31) ? -1.0f : 1.0f;
-    }
-    default: {  // SparseSign: two words per element, one decides zero or not, one the sign
-      const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, e >> 1);
-      const unsigned w = static_cast<unsigned>(e & 1u) * 2u;
-      if (r.v[w] >= sparse_threshold && sparse_threshold != 0xffffffffu) return 0.0f;
-      return (r.v[w + 1] >> 31) ? -sparse_scale : sparse_scale;
-    }
-  }
+/// Element e of the dense random matrix described by `spec` (Gaussian or Rademacher), as float.
+RANDNLA_HD float random_element(const RandomSpec& spec, std::uint64_t e) {
+  const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, e >> 2);
+  if (spec.distribution == Distribution::Rademacher) return (r.v[e & 3u] >> 31) ? -1.0f : 1.0f;
+  const unsigned pair = static_cast<unsigned>(e & 2u);
+  const float u = detail::uniform_open01(r.v[pair]);
+  const float v = exact::mul(static_cast<float>(r.v[pair + 1] >> 8), 0x1p-24f);
+  const float radius = exact::sqrt(exact::mul(-2.0f, detail::log_deterministic(u)));
+  float c, s;
+  detail::sincos_2pi_deterministic(v, c, s);
+  return exact::mul(radius, (e & 1u) ? s : c);
 }
 
 }  // namespace randnla

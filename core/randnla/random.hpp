@@ -17,29 +17,51 @@ struct RandomBlock {
   std::int64_t row0 = 0, col0 = 0, rows = 0;
 };
 
-/// random_element() with the per-matrix constants computed once on the host.
+/// A random operator's draws with the per-operator constants computed once on the host.
 /// Throws InvalidArgument for a SparseSign density outside (0, 1].
 struct RandomDraw {
   RandomSpec spec;
-  std::uint32_t sparse_threshold = 0xffffffffu;
-  float sparse_scale = 1.0f;
+  float log1m_density = 0.0f;  ///< SparseSign: log(1 - density), rounded once to FP32 on the host
+  float sparse_scale = 1.0f;   ///< SparseSign: 1/sqrt(density)
   RandomBlock block;
-
-  /// Element (i, j) of the filled matrix: element (row0 + i, col0 + j) of the operator.
-  RANDNLA_HD float at(std::int64_t i, std::int64_t j) const {
-    return (*this)(static_cast<std::uint64_t>(block.row0 + i) +
-                   static_cast<std::uint64_t>(block.col0 + j) * static_cast<std::uint64_t>(block.rows));
-  }
 
   RandomDraw(const RandomSpec& s, const RandomBlock& b) : RandomDraw(s) { block = b; }
   explicit RandomDraw(const RandomSpec& s) : spec(s) {
-    if (s.distribution != Distribution::SparseSign) return;
+    if (!sparse()) return;
     require(s.density > 0.0 && s.density <= 1.0, "density", s.density, "must lie in (0, 1]");
-    const double t = std::round(s.density * 4294967296.0);
-    sparse_threshold = t >= 4294967295.0 ? 0xffffffffu : static_cast<std::uint32_t>(t);
+    log1m_density = static_cast<float>(std::log1p(-s.density));  // -Inf for density 1: every gap 0
     sparse_scale = static_cast<float>(1.0 / std::sqrt(s.density));
   }
-  RANDNLA_HD float operator()(std::uint64_t e) const { return random_element(spec, e, sparse_threshold, sparse_scale); }
+
+  RANDNLA_HD bool sparse() const { return spec.distribution == Distribution::SparseSign; }
+
+  /// Dense distributions: element (i, j) of the filled matrix, i.e. element (row0 + i, col0 + j)
+  /// of the operator.
+  RANDNLA_HD float at(std::int64_t i, std::int64_t j) const {
+    return random_element(spec, static_cast<std::uint64_t>(block.row0 + i) +
+                                    static_cast<std::uint64_t>(block.col0 + j) * static_cast<std::uint64_t>(block.rows));
+  }
+
+  /// SparseSign: calls visit(row, value) for each non-zero of operator column `col` above
+  /// `row_end`, rows ascending. Consecutive non-zeros are 1 + G rows apart, G geometric with
+  /// P(G = g) = (1 - p)^g p, drawn exactly as G = floor(log U / log(1 - p)), U uniform in (0, 1)
+  /// (the 24-bit uniform and log of philox.hpp, identical on host and device); the sign from a
+  /// second word. One Philox call per two non-zeros: O(nnz) calls, whatever the column's length
+  /// (Li, Hastie & Church, "Very sparse random projections", 2006). Column col uses the Philox
+  /// blocks col * 2^32 + t, so a column holds up to 2^33 non-zeros.
+  template <class Visit>
+  RANDNLA_HD void walk_sparse_column(std::int64_t col, std::int64_t row_end, const Visit& visit) const {
+    std::int64_t row = -1;
+    for (std::uint64_t t = 0;; ++t) {
+      const PhiloxCounter r =
+          detail::philox_block(spec.seed, spec.stream, (static_cast<std::uint64_t>(col) << 32) + (t >> 1));
+      const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
+      const float gap = exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density);
+      if (!(gap < static_cast<float>(row_end - row - 1))) return;  // also ends a NaN gap
+      row += 1 + static_cast<std::int64_t>(gap);
+      visit(row, (r.v[w + 1] >> 31) ? -sparse_scale : sparse_scale);
+    }
+  }
 };
 
 }  // namespace randnla

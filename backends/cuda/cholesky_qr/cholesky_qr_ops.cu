@@ -1,0 +1,53 @@
+// CholeskyQR's own operations (algorithms/orthonormalize/cholesky_qr_ops.hpp) as CUDA kernels on
+// the backend's device and stream.
+#include "cholesky_qr_ops.cuh"
+
+#include "cuda/for_each.cuh"
+
+namespace randnla {
+namespace cuda {
+
+// Launchers with external linkage: nvcc takes no extended lambda in a function of an unnamed namespace.
+void launch_equilibrate(MatrixView<double> g, MatrixView<double> d, cudaStream_t s) {
+  for_each(g.rows(), 1, s, "equilibration factors",
+           [=] __device__(index_t i, index_t) { at(d, i, 0) = equilibration_factor(at(g, i, i)); });
+  for_each(g.rows(), g.cols(), s, "equilibrate",
+           [=] __device__(index_t i, index_t j) { at(g, i, j) *= at(d, i, 0) * at(d, j, 0); });
+}
+
+void launch_convert_scaled(MatrixView<const double> src, MatrixView<const double> scale, MatrixView<float> dst,
+                           cudaStream_t s) {
+  const double* f = scale.data();
+  for_each(src.rows(), src.cols(), s, "convert f64->f32, columns scaled",
+           [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j) * f[j]); });
+}
+
+namespace {
+
+class CholeskyQrKernels final : public CholeskyQrOps {
+ public:
+  CholeskyQrKernels(int device, cudaStream_t stream) : CholeskyQrOps(MemorySpace::Device), device_(device), stream_(stream) {}
+
+ protected:
+  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
+    const DeviceScope scope(device_);
+    launch_equilibrate(g, d, stream_);
+  }
+  void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) override {
+    const DeviceScope scope(device_);
+    launch_convert_scaled(src, s, dst, stream_);
+  }
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream) {
+  return std::make_shared<CholeskyQrKernels>(device, stream);
+}
+
+}  // namespace cuda
+}  // namespace randnla

@@ -1,0 +1,40 @@
+// CholeskyQR's own operations (algorithms/orthonormalize/cholesky_qr_ops.hpp) as Kokkos kernels on
+// the portable backend's execution space.
+#pragma once
+
+#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "portable/kernels.hpp"
+
+namespace randnla {
+namespace portable {
+
+template <class Exec>
+void equilibrate(const Exec& exec, MatrixView<double> g, MatrixView<double> d) {
+  Kokkos::parallel_for("randnla::portable::equilibration_factors", Policy<Exec>(exec, 0, g.rows()),
+                       KOKKOS_LAMBDA(index_t i) { d(i, 0) = equilibration_factor(g(i, i)); });
+  for_each_element(exec, g.rows(), g.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { g(i, j) *= d(i, 0) * d(j, 0); });
+}
+
+template <class Exec>
+void convert_scaled(const Exec& exec, MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) {
+  for_each_element(exec, src.rows(), src.cols(),
+                   KOKKOS_LAMBDA(index_t i, index_t j) { d(i, j) = static_cast<float>(src(i, j) * s(j, 0)); });
+}
+
+template <class Exec>
+class CholeskyQrKernels final : public CholeskyQrOps {
+ public:
+  CholeskyQrKernels(const Exec& exec, MemorySpace space) : CholeskyQrOps(space), exec_(exec) {}
+
+  // Public: nvcc takes no extended lambda in a protected member function.
+  void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override { portable::equilibrate(exec_, g, d); }
+  void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
+    portable::convert_scaled(exec_, src, s, d);
+  }
+
+ private:
+  Exec exec_;
+};
+
+}  // namespace portable
+}  // namespace randnla

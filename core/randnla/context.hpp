@@ -1,0 +1,79 @@
+// The device context: where a backend's data lives and how work is queued there. Every family of
+// operations (core/randnla/ops/) and every algorithm-only interface reaches the machine through it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <typeindex>
+#include <unordered_map>
+
+#include "randnla/matrix_view.hpp"
+
+namespace randnla {
+
+/// Memory space, allocation (on a device: from the stream-ordered pool), copies, fences, the
+/// device and the stream (or execution-space instance), and the registry of operation interfaces
+/// that one algorithm alone uses. Adding an algorithm adds such an interface (next to the
+/// algorithm) and its implementations (backends/<backend>/<algorithm>/), never a member here.
+class DeviceContext {
+ public:
+  virtual ~DeviceContext() = default;
+
+  virtual MemorySpace memory_space() const = 0;
+  /// "portable (Kokkos Serial)" or the GPU's name.
+  virtual std::string description() const = 0;
+  /// The CUDA device ordinal, or -1 for host memory.
+  virtual int device() const = 0;
+  /// The native queue work is put on: a cudaStream_t on the CUDA backend, null where the queue is
+  /// a Kokkos execution-space instance (held by the backend) or there is none.
+  virtual void* native_stream() const = 0;
+
+  /// Uninitialised bytes in memory_space(), freed when the last owner goes; on CUDA from the
+  /// stream-ordered pool, released in stream order.
+  virtual std::shared_ptr<void> allocate(std::size_t bytes) = 0;
+  /// Waits for all work queued on this context (its stream or execution-space instance).
+  virtual void synchronize() = 0;
+
+  /// dst := src for same-shape views, any spaces. Blocks until done.
+  void copy(MatrixView<const float> src, MatrixView<float> dst) { checked_copy(src, dst); }
+  void copy(MatrixView<const double> src, MatrixView<double> dst) { checked_copy(src, dst); }
+  void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) { checked_copy(src, dst); }
+
+  /// The implementation of the algorithm-only interface Ops (e.g. CholeskyQrOps) on this context.
+  /// Throws UnsupportedConfiguration when this backend has none.
+  template <class Ops>
+  Ops& ops() {
+    const auto it = ops_.find(std::type_index(typeid(Ops)));
+    if (it == ops_.end())
+      throw UnsupportedConfiguration(std::string("the operations ") + Ops::kName + " are not implemented on " +
+                                     description());
+    return *static_cast<Ops*>(it->second.get());
+  }
+  /// Registers the implementation of Ops on this context (a backend does this once, at construction).
+  template <class Ops>
+  void provide(std::shared_ptr<Ops> implementation) {
+    ops_[std::type_index(typeid(Ops))] = std::move(implementation);
+  }
+
+ protected:
+  virtual void do_copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
+  virtual void do_copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
+  virtual void do_copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
+
+  template <class T>
+  void mine(const MatrixView<T>& v, const std::string& name) const {
+    require_space(v, memory_space(), name);
+  }
+
+ private:
+  template <class T>
+  void checked_copy(MatrixView<const T> s, MatrixView<T> d) {
+    require_shape(d, s.rows(), s.cols(), "dst");
+    if (!s.empty()) do_copy(s, d);
+  }
+
+  std::unordered_map<std::type_index, std::shared_ptr<void>> ops_;
+};
+
+}  // namespace randnla
