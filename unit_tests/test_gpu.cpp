@@ -516,6 +516,50 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
+// Strided batches (cuBLAS's strided-batched GEMM for FP32, TF32 and FP64; one split product per
+// matrix otherwise) give what one product per matrix gives, to the order of summation, and Auto
+// runs the split product on the GPU.
+TEST(Gpu, StridedBatchedProductsEqualOneProductPerMatrix) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 70, n = 33, k = 129, count = 5;
+  const auto a = test::random_matrix(k, m * count, Elements::Normal, 71), bm = test::random_matrix(k, n, Elements::Normal, 72);
+  const Matrix<float> da = test::to_backend(*dev, a), db = test::to_backend(*dev, bm);
+  Matrix<float> c(*dev, m, n * count), one(*dev, m, n);
+  for (ProductPrecision p : {ProductPrecision::fp32(), ProductPrecision::tf32(), ProductPrecision::split_in(TensorCore::FP16)}) {
+    dev->product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{da.view().block(0, 0, k, m), k * m, count},
+                                 StridedBatch<const float>{db.view(), 0, count}, 0.0f,
+                                 StridedBatch<float>{c.view(), m * n, count}, p);
+    const auto hc = test::to_host(*dev, c);
+    for (index_t i = 0; i < count; ++i) {
+      dev->product(Op::T, Op::N, 1.0f, MatrixView<const float>(da.view()).block(0, i * m, k, m), db, 0.0f, one.view(), p);
+      const auto h1 = test::to_host(*dev, one);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t r = 0; r < m; ++r)  // batched and single calls may sum in different orders
+          ASSERT_LE(std::abs(hc(r, i * n + j) - h1(r, j)), 1e-5f * (1.0f + std::abs(h1(r, j))))
+              << to_string(p.mode) << " matrix " << i;
+    }
+  }
+  Matrix<double> ad(*dev, k, m * count), bd(*dev, k, n), cd(*dev, m, n * count), oned(*dev, m, n);
+  dev->convert(da, ad.view());
+  dev->convert(db, bd.view());
+  dev->product_strided_batched(Op::T, Op::N, 1.0, StridedBatch<const double>{ad.view().block(0, 0, k, m), k * m, count},
+                               StridedBatch<const double>{bd.view(), 0, count}, 0.0,
+                               StridedBatch<double>{cd.view(), m * n, count});
+  Matrix<float> cf(*dev, m, n * count);
+  dev->convert(cd, cf.view());
+  const auto ref = test::reference_gemm(Op::T, Op::N, a, bm);  // the first matrix: a(:, 0:m)^T B
+  const auto hcf = test::to_host(*dev, cf);
+  double worst = 0;
+  for (index_t j = 0; j < n; ++j)
+    for (index_t r = 0; r < m; ++r) worst = std::max(worst, std::abs(hcf(r, j) - ref(r, j)) / (1.0 + std::abs(ref(r, j))));
+  EXPECT_LT(worst, 1e-6);
+  ProductReport report;
+  dev->product(Op::T, Op::N, 1.0f, MatrixView<const float>(da.view()).block(0, 0, k, m), db, 0.0f, one.view(),
+               ProductPrecision::automatic(), &report);
+  EXPECT_EQ(report.mode, ProductMode::Split);
+}
+
 /// R^{-1} of the Cholesky factor of G (potrf, then trsm on the identity), or potrf's info.
 int inverse_cholesky_factor(Backend& b, MatrixView<double> g, MatrixView<double> rinv) {
   if (const int info = b.cholesky(g)) return info;
