@@ -3,7 +3,7 @@
 # .device/: the test and benchmark binaries, the Trilinos-style consumer built against the
 # installed CUDA-enabled-Kokkos package, and the non-CUDA shared libraries they load (Debian's
 # Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
-# Usage: scripts/gpu_bundle.sh [BASELINE_COMMIT]
+# Usage: [RANDNLA_BUNDLE_DATA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
 #   BASELINE_COMMIT: also build that commit's bench_gemm and bench_rsvd (in a git worktree), so
 #   that gpu_run.sh compares before and after in one call.
 set -euo pipefail
@@ -16,11 +16,14 @@ tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_k
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts randnla_cli
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite randnla_cli
 for t in $tests; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
-# The main job's default input, which the GPU machine does not have.
-mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"
+# The main job's default input, which the GPU machine does not have (26 MB of the 64 MiB that
+# travel: RANDNLA_BUNDLE_DATA=0 leaves it out when no run needs it).
+if [ "${RANDNLA_BUNDLE_DATA:-1}" != 0 ]; then
+  mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"
+fi
 
 # 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built: the
 #    portable backend then runs on Kokkos::Cuda, and the consumer keeps its data on the GPU.
