@@ -369,6 +369,43 @@ TEST(Gpu, InfAndNanPropagateAsInSgemm) {
   }
 }
 
+// The non-finite epilogue keeps beta C: C := alpha op(A) op(B) + beta C with Inf and NaN in A
+// gives SGEMM's kinds where they reach and SGEMM's values elsewhere, with beta = 0.5 and an
+// old C that is finite except one NaN (which must stay NaN) and one Inf in a reached row.
+TEST(Gpu, NonFiniteProductsKeepBetaC) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 260, n = 140, k = 300;
+  auto a = test::random_matrix(m, k, Elements::Normal, 61);
+  const auto b = fp16_exact(test::random_matrix(k, n, Elements::Normal, 62));
+  auto c0 = test::random_matrix(m, n, Elements::Normal, 63);
+  a(3, 5) = INFINITY, a(7, 9) = NAN, a(200, 17) = -INFINITY;
+  c0(10, 4) = NAN, c0(3, 6) = -INFINITY;  // row 3: +-Inf + -Inf
+  const auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
+  const auto b16 = to_device_fp16(*dev, b);
+  auto ref = test::to_backend(*dev, c0);
+  dev->product(Op::N, Op::N, 2.0f, da, db, 0.5f, ref, ProductPrecision::fp32());
+  const auto r = test::to_host(*dev, ref);
+  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
+  for (const char* kernel : tensor_core_kernels(*dev)) {
+    ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
+    for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32})
+      for (bool shgemm : {true, false}) {
+        auto c = test::to_backend(*dev, c0);
+        if (shgemm)
+          dev->product(Op::N, Op::N, 2.0f, da, b16, 0.5f, c, ProductPrecision::split_in(tc));
+        else
+          dev->product(Op::N, Op::N, 2.0f, da, db, 0.5f, c, ProductPrecision::split_in(tc));
+        const auto h = test::to_host(*dev, c);
+        int wrong = 0;
+        for (std::size_t e = 0; e < h.data.size(); ++e)
+          wrong += kind(h.data[e]) != kind(r.data[e]) ||
+                   (kind(r.data[e]) == 0 && !(std::fabs(h.data[e] - r.data[e]) <= 1e-4f * (1.0f + std::fabs(r.data[e]))));
+        EXPECT_EQ(wrong, 0) << kernel << (shgemm ? " shgemm " : " tcec ") << to_string(tc);
+      }
+  }
+}
+
 // Sums near FLT_MAX: the wgmma kernel adds two K slices' Tensor Core sums u = s_0 and
 // v = u - s_1 as u (w_0 + w_1) - v w_1, which overflows where u exceeds FLT_MAX / 2 though
 // s_0 + s_1 does not (here 2e38 - 1e38 in TF32, whose products are not scaled); every element
@@ -529,7 +566,7 @@ TEST(Gpu, StridedBatchedProductsEqualOneProductPerMatrix) {
   for (ProductPrecision p : {ProductPrecision::fp32(), ProductPrecision::tf32(), ProductPrecision::split_in(TensorCore::FP16)}) {
     dev->product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{da.view().block(0, 0, k, m), k * m, count},
                                  StridedBatch<const float>{db.view(), 0, count}, 0.0f,
-                                 StridedBatch<float>{c.view(), m * n, count}, p);
+                                 StridedBatch<float>{c.view().block(0, 0, m, n), m * n, count}, p);
     const auto hc = test::to_host(*dev, c);
     for (index_t i = 0; i < count; ++i) {
       dev->product(Op::T, Op::N, 1.0f, MatrixView<const float>(da.view()).block(0, i * m, k, m), db, 0.0f, one.view(), p);
@@ -545,7 +582,7 @@ TEST(Gpu, StridedBatchedProductsEqualOneProductPerMatrix) {
   dev->convert(db, bd.view());
   dev->product_strided_batched(Op::T, Op::N, 1.0, StridedBatch<const double>{ad.view().block(0, 0, k, m), k * m, count},
                                StridedBatch<const double>{bd.view(), 0, count}, 0.0,
-                               StridedBatch<double>{cd.view(), m * n, count});
+                               StridedBatch<double>{cd.view().block(0, 0, m, n), m * n, count});
   Matrix<float> cf(*dev, m, n * count);
   dev->convert(cd, cf.view());
   const auto ref = test::reference_gemm(Op::T, Op::N, a, bm);  // the first matrix: a(:, 0:m)^T B

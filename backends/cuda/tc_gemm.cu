@@ -366,6 +366,15 @@ unsigned long long* TcWorkspace::histograms() {
   return static_cast<unsigned long long*>(small_.get());
 }
 void* TcWorkspace::plan() { return histograms() + 2 * kExponentBins; }
+void* TcWorkspace::zeroed(std::size_t bytes, cudaStream_t s) {
+  if (bytes > zeroed_bytes_) {
+    zeroed_.reset();
+    zeroed_ = allocate_(bytes);
+    zeroed_bytes_ = bytes;
+    RANDNLA_CUDA(cudaMemsetAsync(zeroed_.get(), 0, bytes, s));
+  }
+  return zeroed_.get();
+}
 
 namespace {
 
@@ -439,7 +448,8 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
-  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, kp, kp, stream_b, args, nullptr};
+  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, kp, kp, stream_b, args, nullptr, {}};
+  sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n), s), m, n);
   const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
   if (scratch_bytes > 0) sa.scratch = base + 2 * p_elems * sizeof(float) + x_copy_bytes;
@@ -472,6 +482,8 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   };
   if (tc != TensorCore::TF32) pack_and_launch(__half());
   pack_and_launch(float());
+  tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
+                                sa.nonfinite, s);
   fill_report(plan, stream_b, report, s);
 }
 

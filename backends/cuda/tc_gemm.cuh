@@ -31,11 +31,14 @@ class TcWorkspace {
   void* get(std::size_t bytes);
   unsigned long long* histograms();  ///< 2 x 256 counters
   void* plan();                      ///< the device-side plan (format and scale exponents)
+  /// `bytes` of device memory that are zero whenever no product is in flight (zeroed on stream s
+  /// when first allocated; whoever uses them leaves them zero): the non-finite epilogue's state.
+  void* zeroed(std::size_t bytes, cudaStream_t s);
 
  private:
   Allocate allocate_;
-  std::shared_ptr<void> buffer_, small_;
-  std::size_t bytes_ = 0;
+  std::shared_ptr<void> buffer_, small_, zeroed_;
+  std::size_t bytes_ = 0, zeroed_bytes_ = 0;
 };
 
 /// C := alpha * op(A) op(B) + beta * C on Tensor Cores with FP32 accumulation of the hi*hi

@@ -8,6 +8,7 @@
 
 #include "randnla/matrix_view.hpp"
 #include "randnla/precision.hpp"
+#include "cuda/tc/nonfinite_epilogue.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -75,6 +76,7 @@ struct StreamGemmArgs {
   bool transpose_c;
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
   void* scratch;           ///< wgmma_gemm_scratch_bytes of device memory (null where those are 0)
+  tc::NonfiniteState nonfinite;  ///< where the kernel leaves the elements that end Inf or NaN
 };
 
 /// Device memory the wgmma kernel needs for a product: the partial sums of the tiles it splits

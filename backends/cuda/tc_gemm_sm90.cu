@@ -84,22 +84,6 @@ __host__ __device__ TileOrder<kBM, BN> tile_order(const StreamGemmArgs& args) {
   return TileOrder<kBM, BN>(args.rows, packed_rows_of(args));
 }
 
-/// X(r, :) P(c, :)^T over all of K in FP32 (P as its hi + lo parts), summed in order as SGEMM
-/// would, so that Inf and NaN come out as SGEMM gives them; 0 outside X's rows or P's.
-template <class T>
-__device__ __forceinline__ float fp32_dot(const StreamGemmArgs& args, index_t r, index_t c) {
-  if (r >= args.rows || c >= packed_rows_of(args)) return 0.0f;
-  const T* hi = static_cast<const T*>(args.p_hi) + c * args.p_ld;
-  const T* lo = args.p_lo ? static_cast<const T*>(args.p_lo) + c * args.p_ld : nullptr;
-  float sum = 0.0f;
-  for (index_t q = 0; q < args.k; ++q) {
-    const float x = args.x_k_major ? args.x[q + r * args.x_ld] : args.x[r + q * args.x_ld];
-    const float p = static_cast<float>(hi[q]) + (lo ? static_cast<float>(lo[q]) : 0.0f);
-    sum = __fmaf_rn(x, p, sum);
-  }
-  return sum;
-}
-
 template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
@@ -279,31 +263,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         store_c(args.c_args, unscale_p, row(e), col(e, col_offset), v, 0.0f);
     };
     // A pair's u (w_even + w_odd) - v w_odd is Inf - Inf where u is infinite, and can overflow where
-    // the sum does not: elements that end non-finite (bit e of the masks) are summed again as
-    // SGEMM would, one at a time, after the others are stored.
+    // the sum does not: elements that end non-finite are left as they are for the non-finite
+    // epilogue (tc/nonfinite_epilogue.cuh), which gives them SGEMM's value.
     auto non_finite = [](float v) { return !(fabsf(v) <= FLT_MAX); };
-    std::uint64_t mask = 0;
-    unsigned mask_x = 0;
+    auto store_or_leave = [&](int e, index_t col_offset, float v) {
+      if (!non_finite(v)) return store(e, col_offset, v);
+      const index_t r = row(e), c = col(e, col_offset);
+      const index_t i = args.transpose_c ? c : r, j = args.transpose_c ? r : c;
+      if (i < args.c_args.m && j < args.c_args.n) leave_for_epilogue(args.nonfinite, i, j, args.c_args.m);
+    };
 #pragma unroll
-    for (int e = 0; e < 64; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) mask_x |= unsigned{Tl::kExtraN8 && non_finite(main_x[e])} << e;
-#pragma unroll
-    for (int e = 0; e < 64; ++e)
-      if (!((mask >> e) & 1)) store(e, 0, main_acc[e]);
+    for (int e = 0; e < 64; ++e) store_or_leave(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (!((mask_x >> e) & 1)) store(e, 128, main_x[e]);
-    }
-#pragma unroll 1
-    for (int e = 0; e < 68 && (mask | mask_x); ++e) {
-      const bool extra = e >= 64;
-      if (extra ? (mask_x >> (e - 64)) & 1 : (mask >> e) & 1) {
-        const int f = e % 64;
-        const index_t offset = extra ? 128 : 0;
-        store(f, offset, fp32_dot<T>(args, row(f), col(f, offset)));
-      }
+      for (int e = 0; e < 4; ++e) store_or_leave(e, 128, main_x[e]);
     }
   }
 #endif
