@@ -276,7 +276,8 @@ __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, 
 
 /// One thread: the plan from the operands' histograms (null histogram: an FP16 operand).
 __global__ void plan_kernel(const unsigned long long* hist_a, const unsigned long long* hist_b, TensorCore tc,
-                            DevicePlan* plan) {
+                            DevicePlan* plan, tc::NonfiniteState nonfinite) {
+  tc::lower_flag(nonfinite);
   OperandPlan p[2];
   const unsigned long long* hs[2] = {hist_a, hist_b};
   for (int o = 0; o < 2; ++o) {
@@ -379,8 +380,9 @@ void* TcWorkspace::zeroed(std::size_t bytes, cudaStream_t s) {
 namespace {
 
 /// Exponent histograms of the FP32 operands that need one (null: none) and the plan from them,
-/// all on the device.
-DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, cudaStream_t s) {
+/// all on the device; the plan kernel also lowers the last product's non-finite flag.
+DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, cudaStream_t s,
+                           const tc::NonfiniteState& nonfinite = {}) {
   unsigned long long* hist = ws.histograms();
   auto* plan = static_cast<DevicePlan*>(ws.plan());
   RANDNLA_CUDA(cudaMemsetAsync(hist, 0, 2 * kExponentBins * sizeof(unsigned long long), s));
@@ -391,7 +393,7 @@ DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc
     launch_histogram(MatrixView<const float>(static_cast<const float*>(x.data), x.rows, x.cols, x.ld, MemorySpace::Device),
                      hist + o * kExponentBins, s);
   }
-  plan_kernel<<<1, 1, 0, s>>>(a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, plan);
+  plan_kernel<<<1, 1, 0, s>>>(a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, plan, nonfinite);
   RANDNLA_CUDA_LAUNCH("tc_gemm plan");
   return plan;
 }
@@ -462,7 +464,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   }
   // Only the packed operand has one exponent scale for the whole matrix; the streamed one is
   // scaled per row and K slice inside the kernel and never needs TF32 for its range.
-  DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s);
+  DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s, sa.nonfinite);
   sa.c_args.plan = plan;
   sa.x = x_data;
   // An FP16 P whose K is contiguous in 16-byte-aligned rows is the FP16 path's operand as it is.

@@ -1,7 +1,7 @@
 // The non-finite epilogue of the split products. A Tensor Core kernel leaves every element of C
-// whose accumulator ended Inf or NaN as it was, marks it, and raises a flag; one cooperative kernel
-// launched after it (it returns at once when the flag is down: every finite product) then gives
-// those elements the value SGEMM gives:
+// whose accumulator ended Inf or NaN as it was, marks it, and raises a flag; two kernels launched
+// after it (they return at once when the flag is down: every finite product) then give those
+// elements the value SGEMM gives:
 //  - where op(A) or op(B) holds Inf or NaN, the IEEE sum of the non-finite terms A(i,q) B(q,j)
 //    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity),
 //    found from the non-finite entries alone: O(their count x the other dimension), no pass over K
@@ -31,7 +31,8 @@ struct NonfiniteState {
   unsigned* classes = nullptr;          ///< (m n + 3) / 4 words
   unsigned char* bad_rows = nullptr;    ///< m: op(A)'s row holds Inf or NaN
   unsigned char* bad_cols = nullptr;    ///< n: op(B)'s column does
-  int* raised = nullptr;                ///< set by a kernel that left an element
+  int* raised = nullptr;                ///< raised by a kernel that left an element, lowered by the
+                                        ///< next product's plan kernel (lower_flag)
 };
 
 /// Bytes of NonfiniteState for an m x n product.
@@ -45,6 +46,13 @@ __device__ __forceinline__ void leave_for_epilogue(const NonfiniteState& s, inde
   const index_t e = i + j * m;
   atomicOr(s.classes + e / 4, kLeftByKernel << (8 * (e % 4)));
   *s.raised = 1;
+}
+#endif
+
+#if defined(__CUDACC__)
+/// Before a product's kernels: the last product's flag lowered (its epilogue has run).
+__device__ __forceinline__ void lower_flag(const NonfiniteState& s) {
+  if (s.raised) *s.raised = 0;
 }
 #endif
 
