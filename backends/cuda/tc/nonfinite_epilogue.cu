@@ -1,7 +1,11 @@
-// The non-finite epilogue's kernels (nonfinite_epilogue.cuh).
+// The non-finite epilogue's cooperative kernel (nonfinite_epilogue.cuh).
 #include "nonfinite_epilogue.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
+
+#include <map>
+#include <mutex>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/tc_gemm.cuh"
@@ -11,7 +15,9 @@ namespace cuda {
 namespace tc {
 namespace {
 
-constexpr int kThreads = 256;
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256, kListed = 256;  // non-finite entries a block lists at a time
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
@@ -36,31 +42,34 @@ struct EpilogueArgs {
 
 __device__ unsigned kind(float t) { return isnan(t) ? kNotANumber : isinf(t) ? (t > 0 ? kPlusInf : kMinusInf) : 0u; }
 
-/// ORs `bits` into element e's class; the atomic only where a bit is new (most repeats are not).
 __device__ void add_bits(const NonfiniteState& s, index_t e, unsigned bits) {
-  const unsigned shifted = bits << (8 * (e % 4));
-  unsigned* word = s.classes + e / 4;
-  if (bits && (__ldcg(word) & shifted) != shifted) atomicOr(word, shifted);
+  if (bits) atomicOr(s.classes + e / 4, bits << (8 * (e % 4)));
 }
 
-/// 1. Every non-finite entry of op(A) (of op(B)) joins the kinds of its terms into the classes of
-/// the row (column) of C it reaches. The stored matrices are read column by column, coalesced.
-__global__ void __launch_bounds__(kThreads) join_kernel(EpilogueArgs f) {
-  if (*f.state.raised == 0) return;
-  for (index_t col = blockIdx.x; col < f.a.cols; col += gridDim.x)
-    for (index_t row = threadIdx.x; row < f.a.rows; row += blockDim.x) {
-      const float x = f.a.stored(row, col);
-      if (isfinite(x)) continue;
-      const index_t i = f.a.transposed ? col : row, q = f.a.transposed ? row : col;
-      for (index_t j = 0; j < f.n; ++j) add_bits(f.state, i + j * f.m, kind(x * f.b(q, j)));
+/// The non-finite terms of `line` (a row of op(A) when rows, else a column of op(B)), listed
+/// kListed at a time in shared memory, joined with every element of that line of C.
+__device__ void join_line(const EpilogueArgs& f, index_t line, bool rows) {
+  __shared__ index_t listed[kListed];
+  __shared__ int count;
+  for (index_t q0 = 0; q0 < f.k; q0 += kListed) {
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    for (index_t q = q0 + threadIdx.x; q < f.k && q < q0 + kListed; q += blockDim.x) {
+      const float x = rows ? f.a(line, q) : f.b(q, line);
+      if (!isfinite(x)) listed[atomicAdd(&count, 1)] = q;
     }
-  for (index_t col = blockIdx.x; col < f.b.cols; col += gridDim.x)
-    for (index_t row = threadIdx.x; row < f.b.rows; row += blockDim.x) {
-      const float x = f.b.stored(row, col);
-      if (isfinite(x)) continue;
-      const index_t q = f.b.transposed ? col : row, j = f.b.transposed ? row : col;
-      for (index_t i = 0; i < f.m; ++i) add_bits(f.state, i + j * f.m, kind(f.a(i, q) * x));
+    __syncthreads();
+    const index_t others = rows ? f.n : f.m;
+    for (index_t o = threadIdx.x; o < others && count > 0; o += blockDim.x) {
+      unsigned bits = 0;
+      for (int t = 0; t < count; ++t) {
+        const index_t q = listed[t];
+        bits |= kind(rows ? f.a(line, q) * f.b(q, o) : f.a(o, q) * f.b(q, line));
+      }
+      add_bits(f.state, rows ? line + o * f.m : o + line * f.m, bits);
     }
+    __syncthreads();
+  }
 }
 
 /// op(A)(i, :) op(B)(:, j) in FP32, summed in order as SGEMM sums.
@@ -76,13 +85,29 @@ __device__ float resolve(const EpilogueArgs& f, index_t i, index_t j, unsigned b
   return nan ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
 }
 
-/// 2. Every classed element resolved, C := alpha * value + beta * C; the classes zeroed for the
-/// next product (whose plan kernel lowers the flag).
-__global__ void __launch_bounds__(kThreads) resolve_kernel(EpilogueArgs f) {
-  if (*f.state.raised == 0) return;
-  const index_t words = (f.m * f.n + 3) / 4;
-  for (index_t w = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; w < words;
-       w += static_cast<index_t>(gridDim.x) * blockDim.x) {
+__global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
+  if (*f.state.raised == 0) return;  // the same for every block: none reaches a grid sync
+  cg::grid_group grid = cg::this_grid();
+  const index_t thread = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
+  // 1. The rows of op(A) and columns of op(B) that hold Inf or NaN, the stored matrices read
+  // column by column (coalesced, no division per element).
+  for (index_t col = blockIdx.x; col < f.a.cols; col += gridDim.x)
+    for (index_t row = threadIdx.x; row < f.a.rows; row += blockDim.x)
+      if (!isfinite(f.a.stored(row, col))) f.state.bad_rows[f.a.transposed ? col : row] = 1;
+  for (index_t col = blockIdx.x; col < f.b.cols; col += gridDim.x)
+    for (index_t row = threadIdx.x; row < f.b.rows; row += blockDim.x)
+      if (!isfinite(f.b.stored(row, col))) f.state.bad_cols[f.b.transposed ? row : col] = 1;
+  grid.sync();
+  // 2. Their terms' kinds, joined into the classes of the elements they reach.
+  for (index_t i = blockIdx.x; i < f.m; i += gridDim.x)
+    if (f.state.bad_rows[i]) join_line(f, i, true);
+  for (index_t j = blockIdx.x; j < f.n; j += gridDim.x)
+    if (f.state.bad_cols[j]) join_line(f, j, false);
+  grid.sync();
+  // 3. Every classed element resolved; the state zeroed for the next product (whose plan kernel
+  // lowers the flag).
+  for (index_t w = thread; w < (f.m * f.n + 3) / 4; w += threads) {
     const unsigned word = f.state.classes[w];
     if (word == 0) continue;
     for (int b = 0; b < 4; ++b) {
@@ -96,6 +121,23 @@ __global__ void __launch_bounds__(kThreads) resolve_kernel(EpilogueArgs f) {
     }
     f.state.classes[w] = 0;
   }
+  for (index_t i = thread; i < f.m; i += threads) f.state.bad_rows[i] = 0;
+  for (index_t j = thread; j < f.n; j += threads) f.state.bad_cols[j] = 0;
+}
+
+/// The cooperative grid on the current device: as many blocks as can be resident at once.
+int resident_blocks() {
+  static std::mutex mutex;
+  static std::map<int, int> blocks;
+  int device = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = blocks.find(device);
+  if (it != blocks.end()) return it->second;
+  int sms = 0, per_sm = 0;
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, epilogue_kernel, kThreads, 0));
+  return blocks[device] = sms * per_sm;
 }
 
 Operand operand_of(const TcOperand& x) { return Operand{x.data, x.rows, x.cols, x.ld, x.op == Op::T, x.fp16}; }
@@ -116,13 +158,9 @@ void launch_nonfinite_epilogue(const TcOperand& a, const TcOperand& b, float alp
                                const NonfiniteState& state, cudaStream_t s) {
   EpilogueArgs f{operand_of(a), operand_of(b), c.rows(), c.cols(), a.op == Op::N ? a.cols : a.rows,
                  alpha, beta, c.data(), c.ld(), state};
-  // Two plain launches, each returning at once when the flag is down (a cooperative launch with
-  // grid syncs instead cost 13-17 us on a finite 2048^3 product, perf_tests/results/bench_nonfinite.md).
-  constexpr unsigned kBlocks = 4 * 132;
-  join_kernel<<<kBlocks, kThreads, 0, s>>>(f);
-  RANDNLA_CUDA_LAUNCH("non-finite epilogue: join");
-  resolve_kernel<<<kBlocks, kThreads, 0, s>>>(f);
-  RANDNLA_CUDA_LAUNCH("non-finite epilogue: resolve");
+  void* params[] = {&f};
+  RANDNLA_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(epilogue_kernel), dim3(resident_blocks()),
+                                           dim3(kThreads), params, 0, s));
 }
 
 }  // namespace tc

@@ -1,7 +1,7 @@
 // The non-finite epilogue of the split products. A Tensor Core kernel leaves every element of C
-// whose accumulator ended Inf or NaN as it was, marks it, and raises a flag; two kernels launched
-// after it (they return at once when the flag is down: every finite product) then give those
-// elements the value SGEMM gives:
+// whose accumulator ended Inf or NaN as it was, marks it, and raises a flag; one cooperative kernel
+// launched after it (it returns at once when the flag is down: every finite product) then gives
+// those elements the value SGEMM gives:
 //  - where op(A) or op(B) holds Inf or NaN, the IEEE sum of the non-finite terms A(i,q) B(q,j)
 //    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity),
 //    found from the non-finite entries alone: O(their count x the other dimension), no pass over K
