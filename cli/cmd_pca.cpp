@@ -82,12 +82,18 @@ int run_pca(int argc, char** argv) {
   require(k > 0 && k + o.integer("oversampling") <= std::min(m, n), "--components", k,
           "must be > 0 with components + oversampling <= min(rows, cols) = " + std::to_string(std::min(m, n)));
   const float unit = x.source_type == "IDX type 0x08" ? 1.0f / 255.0f : 1.0f;  // pixels to [0, 1]
+  double total = 0;  // ||X||_F^2 of the centred X: the total variance, times m
   for (index_t j = 0; j < n; ++j) {  // centre each feature, one column at a time (it stays in cache)
     float* column = x.data.data() + j * m;
     double mean = 0;
     for (index_t i = 0; i < m; ++i) mean += column[i] * unit;
     const float shift = static_cast<float>(mean / static_cast<double>(m));
-    for (index_t i = 0; i < m; ++i) column[i] = column[i] * unit - shift;
+    double squares = 0;
+    for (index_t i = 0; i < m; ++i) {
+      column[i] = column[i] * unit - shift;
+      squares += static_cast<double>(column[i]) * column[i];
+    }
+    total += squares;
   }
   const Matrix<float> a = to_backend(*b, std::move(x));
   Progress progress;
@@ -108,7 +114,6 @@ int run_pca(int argc, char** argv) {
 
   std::vector<float> s(static_cast<std::size_t>(k));
   b->copy(r.S.view(), MatrixView<float>(s.data(), k, 1, k, MemorySpace::Host));
-  const double norm = b->frobenius_norm(a), total = norm * norm;  // the total variance, times m
   std::printf("sketch: %s; p = %lld, q = %d; phases: %s\n", r.report.sketch_kernel.c_str(),
               static_cast<long long>(opt.oversampling), opt.power_iterations, r.report.phases.to_string().c_str());
   if (with_exact)

@@ -44,7 +44,7 @@ io::DenseMatrix load_matrix(const std::string& path) {
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m) {
   const index_t ld = m.rows > 1 ? m.rows : 1;
   if (b.memory_space() == MemorySpace::Host) {  // the loaded data itself, not a copy
-    auto owner = std::make_shared<std::vector<float>>(std::move(m.data));
+    auto owner = std::make_shared<io::FloatBuffer>(std::move(m.data));
     return Matrix<float>(owner, MatrixView<float>(owner->data(), m.rows, m.cols, ld, MemorySpace::Host, "A"));
   }
   Matrix<float> out(b, m.rows, m.cols, "A");

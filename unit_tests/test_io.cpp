@@ -25,18 +25,18 @@ TEST(Io, NpyCAndFortranOrder) {
   const auto c = io::read_matrix(kSeeds + "/npy/c_f4.npy");  // [[1,2,3],[4,5,6]]
   ASSERT_EQ(c.rows, 2);
   ASSERT_EQ(c.cols, 3);
-  EXPECT_EQ(c.data, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(c.data, (io::FloatBuffer{1, 4, 2, 5, 3, 6}));
   const auto f = io::read_matrix(kSeeds + "/npy/f_f8.npy");
   ASSERT_EQ(f.rows, 3);
   ASSERT_EQ(f.cols, 1);
-  EXPECT_EQ(f.data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  EXPECT_EQ(f.data, (io::FloatBuffer{1.5f, -2.0f, 3.0f}));
 }
 
 TEST(Io, NpyRoundTripAndAtomicWrite) {
   const float x[6] = {1, 2, 3, 4, 5, 6};
   const auto m = io::parse_npy(io::npy_bytes(x, 3, 2), "mem");
   EXPECT_EQ(m.rows, 3);
-  EXPECT_EQ(m.data, std::vector<float>(x, x + 6));
+  EXPECT_EQ(m.data, io::FloatBuffer(x, x + 6));
   const std::string path = "/tmp/randnla_test_io_" + std::to_string(getpid()) + ".npy";
   std::remove(path.c_str());
   io::write_file_atomically(path, "first", false);
@@ -53,7 +53,7 @@ TEST(Io, MatrixMarketCoordinateAndSymmetricArray) {
   EXPECT_EQ(c.data[0], 1.5f);
   EXPECT_EQ(c.data[2 + 1 * 3], -2.0f);
   const auto s = io::read_matrix(kSeeds + "/mtx/array_sym.mtx");  // lower triangle 1, 2, 3
-  EXPECT_EQ(s.data, (std::vector<float>{1, 2, 2, 3}));
+  EXPECT_EQ(s.data, (io::FloatBuffer{1, 2, 2, 3}));
 }
 
 TEST(Io, IdxImagesBecomeRows) {
@@ -63,7 +63,7 @@ TEST(Io, IdxImagesBecomeRows) {
   EXPECT_EQ(m.data[0 + 5 * 2], 5.0f);
   EXPECT_EQ(m.data[1 + 0 * 2], 6.0f);
   const auto f = io::read_matrix(kSeeds + "/idx/floats.idx");
-  EXPECT_EQ(f.data, (std::vector<float>{0.5f, -1.0f}));
+  EXPECT_EQ(f.data, (io::FloatBuffer{0.5f, -1.0f}));
 }
 
 TEST(Io, BadFilesThrowNamingTheFileAndTheProblem) {
