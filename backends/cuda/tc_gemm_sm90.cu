@@ -266,17 +266,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     // the sum does not: elements that end non-finite are left as they are for the non-finite
     // epilogue (tc/nonfinite_epilogue.cuh), which gives them SGEMM's value.
     auto non_finite = [](float v) { return !(fabsf(v) <= FLT_MAX); };
-    auto store_or_leave = [&](int e, index_t col_offset, float v) {
-      if (!non_finite(v)) return store(e, col_offset, v);
-      const index_t r = row(e), c = col(e, col_offset);
-      const index_t i = args.transpose_c ? c : r, j = args.transpose_c ? r : c;
-      if (i < args.c_args.m && j < args.c_args.n) leave_for_epilogue(args.nonfinite, i, j, args.c_args.m);
-    };
+    std::uint64_t mask = 0;
+    unsigned mask_x = 0;
 #pragma unroll
-    for (int e = 0; e < 64; ++e) store_or_leave(e, 0, main_acc[e]);
+    for (int e = 0; e < 64; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mask_x |= unsigned{Tl::kExtraN8 && non_finite(main_x[e])} << e;
+#pragma unroll
+    for (int e = 0; e < 64; ++e)
+      if (!((mask >> e) & 1)) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) store_or_leave(e, 128, main_x[e]);
+      for (int e = 0; e < 4; ++e)
+        if (!((mask_x >> e) & 1)) store(e, 128, main_x[e]);
+    }
+#pragma unroll 1
+    for (int e = 0; e < 68 && (mask | mask_x); ++e) {  // rare: kept out of the unrolled path
+      const bool extra = e >= 64;
+      if (!(extra ? (mask_x >> (e - 64)) & 1 : (mask >> e) & 1)) continue;
+      const int f = e % 64;
+      const index_t r = row(f), c = col(f, extra ? 128 : 0);
+      const index_t i = args.transpose_c ? c : r, j = args.transpose_c ? r : c;
+      if (i < args.c_args.m && j < args.c_args.n) leave_for_epilogue(args.nonfinite, i, j, args.c_args.m);
     }
   }
 #endif
