@@ -91,13 +91,22 @@ __global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
   const index_t thread = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   // 1. The rows of op(A) and columns of op(B) that hold Inf or NaN, the stored matrices read
-  // column by column (coalesced, no division per element).
-  for (index_t col = blockIdx.x; col < f.a.cols; col += gridDim.x)
-    for (index_t row = threadIdx.x; row < f.a.rows; row += blockDim.x)
-      if (!isfinite(f.a.stored(row, col))) f.state.bad_rows[f.a.transposed ? col : row] = 1;
-  for (index_t col = blockIdx.x; col < f.b.cols; col += gridDim.x)
-    for (index_t row = threadIdx.x; row < f.b.rows; row += blockDim.x)
-      if (!isfinite(f.b.stored(row, col))) f.state.bad_cols[f.b.transposed ? row : col] = 1;
+  // column by column (coalesced, no division per element), only where they reach a row or column
+  // of C the kernel left (a non-finite entry makes its whole row or column of C non-finite).
+  for (index_t col = blockIdx.x; col < f.a.cols; col += gridDim.x) {
+    if (f.a.transposed && !f.state.left_rows[col]) continue;
+    for (index_t row = threadIdx.x; row < f.a.rows; row += blockDim.x) {
+      const index_t i = f.a.transposed ? col : row;
+      if ((f.a.transposed || f.state.left_rows[i]) && !isfinite(f.a.stored(row, col))) f.state.bad_rows[i] = 1;
+    }
+  }
+  for (index_t col = blockIdx.x; col < f.b.cols; col += gridDim.x) {
+    if (!f.b.transposed && !f.state.left_cols[col]) continue;
+    for (index_t row = threadIdx.x; row < f.b.rows; row += blockDim.x) {
+      const index_t j = f.b.transposed ? row : col;
+      if ((!f.b.transposed || f.state.left_cols[j]) && !isfinite(f.b.stored(row, col))) f.state.bad_cols[j] = 1;
+    }
+  }
   grid.sync();
   // 2. Their terms' kinds, joined into the classes of the elements they reach.
   for (index_t i = blockIdx.x; i < f.m; i += gridDim.x)
@@ -121,8 +130,8 @@ __global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
     }
     f.state.classes[w] = 0;
   }
-  for (index_t i = thread; i < f.m; i += threads) f.state.bad_rows[i] = 0;
-  for (index_t j = thread; j < f.n; j += threads) f.state.bad_cols[j] = 0;
+  for (index_t i = thread; i < f.m; i += threads) f.state.bad_rows[i] = f.state.left_rows[i] = 0;
+  for (index_t j = thread; j < f.n; j += threads) f.state.bad_cols[j] = f.state.left_cols[j] = 0;
 }
 
 /// The cooperative grid on the current device: as many blocks as can be resident at once.
@@ -151,6 +160,8 @@ NonfiniteState nonfinite_state(void* memory, index_t m, index_t n) {
   s.classes = reinterpret_cast<unsigned*>(base + 16);
   s.bad_rows = base + 16 + static_cast<std::size_t>((m * n + 3) / 4) * 4;
   s.bad_cols = s.bad_rows + m;
+  s.left_rows = s.bad_cols + n;
+  s.left_cols = s.left_rows + m;
   return s;
 }
 

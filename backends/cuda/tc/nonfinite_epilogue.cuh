@@ -31,13 +31,15 @@ struct NonfiniteState {
   unsigned* classes = nullptr;          ///< (m n + 3) / 4 words
   unsigned char* bad_rows = nullptr;    ///< m: op(A)'s row holds Inf or NaN
   unsigned char* bad_cols = nullptr;    ///< n: op(B)'s column does
+  unsigned char* left_rows = nullptr;   ///< m: the kernel left an element of C's row (only such
+  unsigned char* left_cols = nullptr;   ///< n: rows of op(A), and columns of op(B), are read)
   int* raised = nullptr;                ///< raised by a kernel that left an element, lowered by the
                                         ///< next product's plan kernel (lower_flag)
 };
 
 /// Bytes of NonfiniteState for an m x n product.
 inline std::size_t nonfinite_state_bytes(index_t m, index_t n) {
-  return static_cast<std::size_t>((m * n + 3) / 4) * 4 + static_cast<std::size_t>(m + n) + 16;
+  return static_cast<std::size_t>((m * n + 3) / 4) * 4 + 2 * static_cast<std::size_t>(m + n) + 16;
 }
 
 #if defined(__CUDACC__)
@@ -45,6 +47,8 @@ inline std::size_t nonfinite_state_bytes(index_t m, index_t n) {
 __device__ __forceinline__ void leave_for_epilogue(const NonfiniteState& s, index_t i, index_t j, index_t m) {
   const index_t e = i + j * m;
   atomicOr(s.classes + e / 4, kLeftByKernel << (8 * (e % 4)));
+  s.left_rows[i] = 1;
+  s.left_cols[j] = 1;
   *s.raised = 1;
 }
 #endif
