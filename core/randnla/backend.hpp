@@ -269,6 +269,18 @@ class Backend : public DeviceContext {
     mine(a, "A"), mine(b, "B"), mine(c, "C");
     require_product_shapes(ta, tb, a, b, c);
   }
+  /// What every FP32 product does first: the checks, the empty C, k = 0 (C := beta C), a fresh
+  /// report and Auto resolved. False when nothing is left to compute.
+  template <class B>
+  bool product_prologue(Op ta, Op tb, const MatrixView<const float>& a, const MatrixView<B>& b, float beta,
+                        MatrixView<float> c, ProductPrecision& precision, ProductReport* report) {
+    product_checks(ta, tb, a, b, c);
+    if (c.empty()) return false;
+    if (report) *report = ProductReport{};
+    if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c), false;
+    precision = resolve(precision, report);
+    return true;
+  }
   template <class A, class B, class C>
   void batch_checks(Op ta, Op tb, const StridedBatch<A>& a, const StridedBatch<B>& b, const StridedBatch<C>& c) const {
     require_batch(a, "A", false), require_batch(b, "B", false), require_batch(c, "C", true);
@@ -319,11 +331,7 @@ inline MatrixAllocator backend_matrices(Backend& backend) {
 
 inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,
                              float beta, MatrixView<float> c, ProductPrecision precision, ProductReport* report) {
-  product_checks(ta, tb, a, b, c);
-  if (c.empty()) return;
-  if (report) *report = ProductReport{};
-  if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
-  precision = resolve(precision, report);
+  if (!product_prologue(ta, tb, a, b, beta, c, precision, report)) return;
   if (precision.mode == ProductMode::FP16 &&
       !(fits_fp16_unscaled(exponent_histogram(a)) && fits_fp16_unscaled(exponent_histogram(b)))) {
     precision = ProductPrecision::tf32();  // never Inf from finite input
@@ -335,11 +343,7 @@ inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> 
 
 inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b,
                              float beta, MatrixView<float> c, ProductPrecision precision, ProductReport* report) {
-  product_checks(ta, tb, a, b, c);
-  if (c.empty()) return;
-  if (report) *report = ProductReport{};
-  if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
-  precision = resolve(precision, report);
+  if (!product_prologue(ta, tb, a, b, beta, c, precision, report)) return;
   if (precision.mode != ProductMode::Split) {
     const std::string why = report ? report->why : std::string();
     Matrix<float> wide(*this, b.rows(), b.cols(), "B");  // exact: every FP16 value is an FP32 value
