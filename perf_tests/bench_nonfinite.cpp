@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
        }},
       {"1% Inf and NaN", [&](std::vector<float>& a, index_t, index_t) {
          for (std::size_t e = 0; e < a.size(); e += 97) a[e] = (e / 97) % 2 ? inf : nan;
+       }},
+      {"1% +Inf", [&](std::vector<float>& a, index_t, index_t) {
+         for (std::size_t e = 0; e < a.size(); e += 97) a[e] = inf;
        }}};
   struct Shape { index_t m, n, k; };
   std::printf("%-16s %-22s %-18s %10s %10s\n", "shape", "product", "A holds", "ms", "x finite");

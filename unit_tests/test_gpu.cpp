@@ -406,6 +406,57 @@ TEST(Gpu, NonFiniteProductsKeepBetaC) {
   }
 }
 
+// Many infinities, in both operands and either op: 0.4% of A's entries +-Inf, a row of op(A) with
+// more infinities (200) than the epilogue lists per line, columns of op(B) holding an Inf, a
+// NaN, or zeros that meet A's infinities. Every element's kind must be SGEMM's.
+TEST(Gpu, ManyInfinitiesInEitherOperandJoinAsInSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 180, n = 140, k = 300;
+  auto a = test::random_matrix(m, k, Elements::Normal, 71);
+  auto b = fp16_exact(test::random_matrix(k, n, Elements::Normal, 72));
+  const auto coin = test::random_matrix(m, k, Elements::Uniform01, 73);
+  for (index_t i = 0; i < m; ++i)
+    for (index_t q = 0; q < k; ++q)
+      if (coin(i, q) < 0.004f) a(i, q) = coin(i, q) < 0.002f ? INFINITY : -INFINITY;
+  for (index_t q = 0; q < 200; ++q) a(17, q) = INFINITY;
+  for (index_t q = 0; q < k; q += 3) b(q, 9) = 0.0f;
+  for (index_t q = 0; q < k; ++q) b(q, 50) = std::fabs(b(q, 50));  // row 17 meets only +Inf terms here
+  b(40, 20) = -INFINITY, b(41, 30) = NAN;
+  auto transposed = [](const test::HostMatrix<float>& x) {
+    test::HostMatrix<float> t(x.cols, x.rows);
+    for (index_t i = 0; i < x.rows; ++i)
+      for (index_t j = 0; j < x.cols; ++j) t(j, i) = x(i, j);
+    return t;
+  };
+  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
+  for (Op op : {Op::N, Op::T}) {
+    const auto da = test::to_backend(*dev, op == Op::N ? a : transposed(a));
+    const auto hb = op == Op::N ? b : transposed(b);
+    const auto db = test::to_backend(*dev, hb);
+    const auto b16 = to_device_fp16(*dev, hb);
+    Matrix<float> ref(*dev, m, n), c(*dev, m, n);
+    dev->product(op, op, 1.0f, da, db, 0.0f, ref, ProductPrecision::fp32());
+    const auto r = test::to_host(*dev, ref);
+    for (const char* kernel : tensor_core_kernels(*dev)) {
+      ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
+      for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32})
+        for (bool shgemm : {true, false}) {
+          if (shgemm)
+            dev->product(op, op, 1.0f, da, b16, 0.0f, c, ProductPrecision::split_in(tc));
+          else
+            dev->product(op, op, 1.0f, da, db, 0.0f, c, ProductPrecision::split_in(tc));
+          const auto h = test::to_host(*dev, c);
+          int wrong = 0, finite = 0;
+          for (std::size_t e = 0; e < h.data.size(); ++e) wrong += kind(h.data[e]) != kind(r.data[e]);
+          for (float x : r.data) finite += kind(x) == 0;
+          EXPECT_EQ(wrong, 0) << kernel << (shgemm ? " shgemm " : " tcec ") << to_string(tc) << (op == Op::N ? " N" : " T")
+                              << " (" << finite << " finite elements in SGEMM's C)";
+        }
+    }
+  }
+}
+
 // Sums near FLT_MAX: the wgmma kernel adds two K slices' Tensor Core sums u = s_0 and
 // v = u - s_1 as u (w_0 + w_1) - v w_1, which overflows where u exceeds FLT_MAX / 2 though
 // s_0 + s_1 does not (here 2e38 - 1e38 in TF32, whose products are not scaled); every element

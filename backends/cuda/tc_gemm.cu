@@ -451,7 +451,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
   StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, kp, kp, stream_b, args, nullptr, {}};
-  sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n), s), m, n);
+  sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
   const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
   if (scratch_bytes > 0) sa.scratch = base + 2 * p_elems * sizeof(float) + x_copy_bytes;

@@ -4,6 +4,8 @@
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -17,7 +19,7 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kThreads = 256, kListed = 256;  // non-finite entries a block lists at a time
+constexpr int kThreads = 256, kLoads = 4;  // loads in flight per thread in the scan
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
@@ -42,34 +44,61 @@ struct EpilogueArgs {
 
 __device__ unsigned kind(float t) { return isnan(t) ? kNotANumber : isinf(t) ? (t > 0 ? kPlusInf : kMinusInf) : 0u; }
 
-__device__ void add_bits(const NonfiniteState& s, index_t e, unsigned bits) {
-  if (bits) atomicOr(s.classes + e / 4, bits << (8 * (e % 4)));
+__device__ void record(const NonfiniteLines& lines, index_t line, index_t q, float x) {
+  if (isnan(x)) {
+    lines.nan[line] = 1;
+    return;
+  }
+  const int t = atomicAdd(lines.count + line, 1);
+  if (t < lines.capacity) lines.list[line * lines.capacity + t] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
 }
 
-/// The non-finite terms of `line` (a row of op(A) when rows, else a column of op(B)), listed
-/// kListed at a time in shared memory, joined with every element of that line of C.
-__device__ void join_line(const EpilogueArgs& f, index_t line, bool rows) {
-  __shared__ index_t listed[kListed];
-  __shared__ int count;
-  for (index_t q0 = 0; q0 < f.k; q0 += kListed) {
-    if (threadIdx.x == 0) count = 0;
-    __syncthreads();
-    for (index_t q = q0 + threadIdx.x; q < f.k && q < q0 + kListed; q += blockDim.x) {
-      const float x = rows ? f.a(line, q) : f.b(q, line);
-      if (!isfinite(x)) listed[atomicAdd(&count, 1)] = q;
-    }
-    __syncthreads();
-    const index_t others = rows ? f.n : f.m;
-    for (index_t o = threadIdx.x; o < others && count > 0; o += blockDim.x) {
-      unsigned bits = 0;
-      for (int t = 0; t < count; ++t) {
-        const index_t q = listed[t];
-        bits |= kind(rows ? f.a(line, q) * f.b(q, o) : f.a(o, q) * f.b(q, line));
+/// One coalesced pass over the stored x (column by column) that records the Inf and NaN entries
+/// of the lines the kernel reached; a line is a stored column when `line_is_col`, else a row.
+__device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+  for (index_t col = blockIdx.x; col < x.cols; col += gridDim.x) {
+    if (line_is_col && !lines.left[col]) continue;
+    for (index_t row0 = threadIdx.x; row0 < x.rows; row0 += kLoads * blockDim.x) {
+      float v[kLoads];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) {
+        const index_t row = row0 + u * blockDim.x;
+        v[u] = row < x.rows && (line_is_col || lines.left[row]) ? x.stored(row, col) : 0.0f;
       }
-      add_bits(f.state, rows ? line + o * f.m : o + line * f.m, bits);
+#pragma unroll 1
+      for (int u = 0; u < kLoads; ++u) {
+        const index_t row = row0 + u * blockDim.x;
+        if (!isfinite(v[u])) record(lines, line_is_col ? col : row, line_is_col ? row : col, v[u]);
+      }
     }
-    __syncthreads();
   }
+}
+
+/// The kinds of the listed infinities of `line` times their partners: op(B)(q, other) for a row
+/// of op(A), op(A)(other, q) for a column of op(B); stops at the first NaN.
+__device__ unsigned join_listed(const EpilogueArgs& f, const NonfiniteLines& lines, index_t line, index_t other,
+                                bool rows, unsigned bits) {
+  const int* list = lines.list + line * lines.capacity;
+  for (int t = 0; t < lines.count[line] && !(bits & kNotANumber); ++t) {
+    const index_t q = (list[t] > 0 ? list[t] : -list[t]) - 1;
+    const float infinity = list[t] > 0 ? INFINITY : -INFINITY;
+    bits |= kind(infinity * (rows ? f.b(q, other) : f.a(other, q)));
+  }
+  return bits;
+}
+
+/// The kinds of every term A(i, q) B(q, j), stopping at the first NaN.
+__device__ unsigned join_all(const EpilogueArgs& f, index_t i, index_t j) {
+  unsigned bits = 0;
+  for (index_t q = 0; q < f.k && !(bits & kNotANumber); ++q) bits |= kind(f.a(i, q) * f.b(q, j));
+  return bits;
+}
+
+__device__ unsigned term_kinds(const EpilogueArgs& f, index_t i, index_t j) {
+  const NonfiniteLines &rows = f.state.rows, &cols = f.state.cols;
+  if (rows.nan[i] || cols.nan[j]) return kNotANumber;
+  if (rows.count[i] > rows.capacity || cols.count[j] > cols.capacity) return join_all(f, i, j);
+  return join_listed(f, cols, j, i, false, join_listed(f, rows, i, j, true, 0u));
 }
 
 /// op(A)(i, :) op(B)(:, j) in FP32, summed in order as SGEMM sums.
@@ -79,10 +108,15 @@ __device__ float fp32_dot(const EpilogueArgs& f, index_t i, index_t j) {
   return sum;
 }
 
-__device__ float resolve(const EpilogueArgs& f, index_t i, index_t j, unsigned bits) {
-  if (!(bits & (kPlusInf | kMinusInf | kNotANumber))) return fp32_dot(f, i, j);
+__device__ float resolve(const EpilogueArgs& f, index_t i, index_t j) {
+  const unsigned bits = term_kinds(f, i, j);
+  if (!bits) return fp32_dot(f, i, j);  // finite terms whose split sums overflowed
   const bool nan = (bits & kNotANumber) || ((bits & kPlusInf) && (bits & kMinusInf));
   return nan ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
+}
+
+__device__ void clear(const NonfiniteLines& lines, index_t count, index_t thread, index_t threads) {
+  for (index_t l = thread; l < count; l += threads) lines.nan[l] = lines.left[l] = 0, lines.count[l] = 0;
 }
 
 __global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
@@ -90,48 +124,29 @@ __global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
   cg::grid_group grid = cg::this_grid();
   const index_t thread = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
-  // 1. The rows of op(A) and columns of op(B) that hold Inf or NaN, the stored matrices read
-  // column by column (coalesced, no division per element), only where they reach a row or column
-  // of C the kernel left (a non-finite entry makes its whole row or column of C non-finite).
-  for (index_t col = blockIdx.x; col < f.a.cols; col += gridDim.x) {
-    if (f.a.transposed && !f.state.left_rows[col]) continue;
-    for (index_t row = threadIdx.x; row < f.a.rows; row += blockDim.x) {
-      const index_t i = f.a.transposed ? col : row;
-      if ((f.a.transposed || f.state.left_rows[i]) && !isfinite(f.a.stored(row, col))) f.state.bad_rows[i] = 1;
-    }
-  }
-  for (index_t col = blockIdx.x; col < f.b.cols; col += gridDim.x) {
-    if (!f.b.transposed && !f.state.left_cols[col]) continue;
-    for (index_t row = threadIdx.x; row < f.b.rows; row += blockDim.x) {
-      const index_t j = f.b.transposed ? row : col;
-      if ((!f.b.transposed || f.state.left_cols[j]) && !isfinite(f.b.stored(row, col))) f.state.bad_cols[j] = 1;
-    }
-  }
+  // 1. The Inf and NaN entries of the rows of op(A) and columns of op(B) that reach an element
+  // the kernel left (a non-finite entry makes its whole row or column of C non-finite).
+  scan(f.a, f.a.transposed, f.state.rows);
+  scan(f.b, !f.b.transposed, f.state.cols);
   grid.sync();
-  // 2. Their terms' kinds, joined into the classes of the elements they reach.
-  for (index_t i = blockIdx.x; i < f.m; i += gridDim.x)
-    if (f.state.bad_rows[i]) join_line(f, i, true);
-  for (index_t j = blockIdx.x; j < f.n; j += gridDim.x)
-    if (f.state.bad_cols[j]) join_line(f, j, false);
-  grid.sync();
-  // 3. Every classed element resolved; the state zeroed for the next product (whose plan kernel
-  // lowers the flag).
+  // 2. Every left element resolved.
   for (index_t w = thread; w < (f.m * f.n + 3) / 4; w += threads) {
     const unsigned word = f.state.classes[w];
     if (word == 0) continue;
     for (int b = 0; b < 4; ++b) {
-      const unsigned bits = (word >> (8 * b)) & 0xffu;
       const index_t e = 4 * w + b;
-      if (bits == 0 || e >= f.m * f.n) continue;
+      if (((word >> (8 * b)) & kLeftByKernel) == 0 || e >= f.m * f.n) continue;
       const index_t i = e % f.m, j = e / f.m;
       float* cij = f.c + i + j * f.ldc;
-      const float v = f.alpha * resolve(f, i, j, bits);
+      const float v = f.alpha * resolve(f, i, j);
       *cij = f.beta == 0.0f ? v : v + f.beta * *cij;
     }
     f.state.classes[w] = 0;
   }
-  for (index_t i = thread; i < f.m; i += threads) f.state.bad_rows[i] = f.state.left_rows[i] = 0;
-  for (index_t j = thread; j < f.n; j += threads) f.state.bad_cols[j] = f.state.left_cols[j] = 0;
+  grid.sync();
+  // 3. The state zeroed for the next product (whose plan kernel lowers the flag).
+  clear(f.state.rows, f.m, thread, threads);
+  clear(f.state.cols, f.n, thread, threads);
 }
 
 /// The cooperative grid on the current device: as many blocks as can be resident at once.
@@ -151,17 +166,52 @@ int resident_blocks() {
 
 Operand operand_of(const TcOperand& x) { return Operand{x.data, x.rows, x.cols, x.ld, x.op == Op::T, x.fp16}; }
 
+/// Infinities listed per line: as many as the other dimension (so the lists take at most C's
+/// bytes), at least 16 and at most 1024.
+int list_capacity(index_t others, index_t k) {
+  if (k >= std::numeric_limits<int>::max()) return 0;  // +-(q + 1) must fit an int
+  return static_cast<int>(std::min<index_t>(k, std::max<index_t>(16, std::min<index_t>(1024, others))));
+}
+
+/// The state's parts in order, each at a 16-byte boundary: the flag, the classes, then per
+/// line set its counts, lists, NaN and left flags.
+struct StateLayout {
+  std::size_t classes, rows, cols, total;
+  int row_capacity, col_capacity;
+  StateLayout(index_t m, index_t n, index_t k)
+      : row_capacity(list_capacity(n, k)), col_capacity(list_capacity(m, k)) {
+    classes = 16;
+    rows = classes + aligned(static_cast<std::size_t>((m * n + 3) / 4) * 4);
+    cols = rows + lines_bytes(m, row_capacity);
+    total = cols + lines_bytes(n, col_capacity);
+  }
+  static std::size_t aligned(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+  static std::size_t lines_bytes(index_t lines, int capacity) {
+    return aligned(4 * static_cast<std::size_t>(lines) * (1 + capacity)) + aligned(2 * static_cast<std::size_t>(lines));
+  }
+  static NonfiniteLines lines_at(unsigned char* at, index_t lines, int capacity) {
+    NonfiniteLines l;
+    l.count = reinterpret_cast<int*>(at);
+    l.list = l.count + lines;
+    l.nan = at + aligned(4 * static_cast<std::size_t>(lines) * (1 + capacity));
+    l.left = l.nan + lines;
+    l.capacity = capacity;
+    return l;
+  }
+};
+
 }  // namespace
 
-NonfiniteState nonfinite_state(void* memory, index_t m, index_t n) {
+std::size_t nonfinite_state_bytes(index_t m, index_t n, index_t k) { return StateLayout(m, n, k).total; }
+
+NonfiniteState nonfinite_state(void* memory, index_t m, index_t n, index_t k) {
   auto* base = static_cast<unsigned char*>(memory);
+  const StateLayout layout(m, n, k);
   NonfiniteState s;
   s.raised = reinterpret_cast<int*>(base);
-  s.classes = reinterpret_cast<unsigned*>(base + 16);
-  s.bad_rows = base + 16 + static_cast<std::size_t>((m * n + 3) / 4) * 4;
-  s.bad_cols = s.bad_rows + m;
-  s.left_rows = s.bad_cols + n;
-  s.left_cols = s.left_rows + m;
+  s.classes = reinterpret_cast<unsigned*>(base + layout.classes);
+  s.rows = StateLayout::lines_at(base + layout.rows, m, layout.row_capacity);
+  s.cols = StateLayout::lines_at(base + layout.cols, n, layout.col_capacity);
   return s;
 }
 

@@ -3,10 +3,12 @@
 // launched after it (it returns at once when the flag is down: every finite product) then gives
 // those elements the value SGEMM gives:
 //  - where op(A) or op(B) holds Inf or NaN, the IEEE sum of the non-finite terms A(i,q) B(q,j)
-//    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity),
-//    found from the non-finite entries alone: O(their count x the other dimension), no pass over K
-//    per element (before, each such element was summed again over K by one thread: 30 to 480
-//    times the finite product's time on the H100, perf_tests/results/bench_nonfinite.md);
+//    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity).
+//    One coalesced pass over the rows of op(A) and columns of op(B) that reach a left element
+//    lists their infinities and flags their NaNs; each left element then joins only its row's
+//    and column's listed terms, stopping at the first NaN. A row or column with more infinities
+//    than its list holds is joined over all of K instead (work K per element: only operands with
+//    more than `capacity` infinities in one line and no NaN there take it);
 //  - elsewhere (finite terms whose split sums overflowed) the FP32 sum over K, as SGEMM sums.
 // C := alpha * that + beta * C, with C's old value intact since the kernel left the element.
 #pragma once
@@ -26,29 +28,35 @@ namespace tc {
 /// word e / 4): the kinds of its non-finite terms, and whether the kernel left it.
 enum NonfiniteBits : unsigned { kPlusInf = 1u, kMinusInf = 2u, kNotANumber = 4u, kLeftByKernel = 8u };
 
-/// Device memory of the epilogue, all zero between products (the epilogue zeroes what it used).
-struct NonfiniteState {
-  unsigned* classes = nullptr;          ///< (m n + 3) / 4 words
-  unsigned char* bad_rows = nullptr;    ///< m: op(A)'s row holds Inf or NaN
-  unsigned char* bad_cols = nullptr;    ///< n: op(B)'s column does
-  unsigned char* left_rows = nullptr;   ///< m: the kernel left an element of C's row (only such
-  unsigned char* left_cols = nullptr;   ///< n: rows of op(A), and columns of op(B), are read)
-  int* raised = nullptr;                ///< raised by a kernel that left an element, lowered by the
-                                        ///< next product's plan kernel (lower_flag)
+/// The infinities and NaN flags of the lines (rows of op(A) or columns of op(B)) of one operand.
+struct NonfiniteLines {
+  unsigned char* nan = nullptr;    ///< a line holds a NaN
+  unsigned char* left = nullptr;   ///< the kernel left an element of C in this line (only such lines are read)
+  int* count = nullptr;            ///< infinities in a line (may exceed capacity)
+  int* list = nullptr;             ///< line * capacity + t: +-(q + 1), the sign the infinity's
+  int capacity = 0;
 };
 
-/// Bytes of NonfiniteState for an m x n product.
-inline std::size_t nonfinite_state_bytes(index_t m, index_t n) {
-  return static_cast<std::size_t>((m * n + 3) / 4) * 4 + 2 * static_cast<std::size_t>(m + n) + 16;
-}
+/// Device memory of the epilogue. Flags and counts are zero between products (the epilogue
+/// zeroes what it used); the lists are written before they are read.
+struct NonfiniteState {
+  unsigned* classes = nullptr;  ///< (m n + 3) / 4 words
+  NonfiniteLines rows, cols;    ///< op(A)'s m rows, op(B)'s n columns
+  int* raised = nullptr;        ///< raised by a kernel that left an element, lowered by the
+                                ///< next product's plan kernel (lower_flag)
+};
+
+/// Bytes of NonfiniteState for an m x n x k product: about one byte per element of C, plus
+/// infinity lists of at most C's own size.
+std::size_t nonfinite_state_bytes(index_t m, index_t n, index_t k);
 
 #if defined(__CUDACC__)
 /// In a kernel's epilogue: element (i, j) of the m-row C was left for the epilogue.
 __device__ __forceinline__ void leave_for_epilogue(const NonfiniteState& s, index_t i, index_t j, index_t m) {
   const index_t e = i + j * m;
   atomicOr(s.classes + e / 4, kLeftByKernel << (8 * (e % 4)));
-  s.left_rows[i] = 1;
-  s.left_cols[j] = 1;
+  s.rows.left[i] = 1;
+  s.cols.left[j] = 1;
   *s.raised = 1;
 }
 #endif
@@ -60,8 +68,8 @@ __device__ __forceinline__ void lower_flag(const NonfiniteState& s) {
 }
 #endif
 
-/// NonfiniteState over `bytes` (nonfinite_state_bytes) of zeroed device memory.
-NonfiniteState nonfinite_state(void* memory, index_t m, index_t n);
+/// NonfiniteState over nonfinite_state_bytes(m, n, k) of zeroed device memory.
+NonfiniteState nonfinite_state(void* memory, index_t m, index_t n, index_t k);
 
 /// The epilogue of C := alpha op(A) op(B) + beta C (a, b as the product took them), after the
 /// product's kernels on stream s.
