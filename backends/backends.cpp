@@ -7,14 +7,14 @@
 #include "portable/portable_backend.hpp"
 #include "randnla/kokkos_compat.hpp"
 #if defined(RANDNLA_HAVE_CUDA)
-#include "cuda/cuda_backend.hpp"
+#include "cuda_module.hpp"
 #endif
 
 namespace randnla {
 
 bool cuda_available() {
 #if defined(RANDNLA_HAVE_CUDA)
-  return cuda_device_count() > 0;
+  return cuda_module_device_count() > 0;
 #else
   return false;
 #endif
@@ -24,8 +24,7 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
   if (kind == BackendKind::Auto) kind = cuda_available() ? BackendKind::Cuda : BackendKind::Host;
   if (kind == BackendKind::Host) return make_portable_backend(Kokkos::DefaultHostExecutionSpace());
 #if defined(RANDNLA_HAVE_CUDA)
-  if (!cuda_available()) throw UnsupportedConfiguration("the CUDA backend was asked for but no GPU is visible");
-  return make_cuda_backend(device);
+  return make_cuda_module_backend(device, nullptr);
 #else
   (void)device;
   throw UnsupportedConfiguration("this build of randnla has no CUDA backend (RANDNLA_ENABLE_CUDA=OFF)");
@@ -49,7 +48,7 @@ std::shared_ptr<Backend> make_for(const Kokkos::Cuda& exec, BackendChoice choice
   const std::pair<int, void*> key(exec.cuda_device(), static_cast<void*>(exec.cuda_stream()));
   std::lock_guard<std::mutex> lock(mutex);
   auto& backend = (*backends)[key];
-  if (!backend) backend = make_cuda_backend(key.first, key.second);
+  if (!backend) backend = make_cuda_module_backend(key.first, key.second);
   return backend;
 }
 #endif

@@ -19,6 +19,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite randnla_cli
 for t in $tests; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
+cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
 # The main job's default input, which the GPU machine does not have (26 MB of the 64 MiB that
 # travel: RANDNLA_BUNDLE_DATA=0 leaves it out when no run needs it).
 if [ "${RANDNLA_BUNDLE_DATA:-1}" != 0 ]; then
@@ -39,7 +40,7 @@ if [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then
   cmake -S examples/trilinos_style -B "$consumer/build" -DCMAKE_PREFIX_PATH="$PWD/$consumer/prefix" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" >/dev/null
   cmake --build "$consumer/build" -j "$jobs"
-  cp "$consumer/build/consumer" "$out/bin-kokkos-cuda/"
+  cp "$consumer/build/consumer" build-kokkos-cuda/librandnla_cuda.so "$out/bin-kokkos-cuda/"
 fi
 
 # 3. The baseline's benchmarks, for a same-machine comparison.

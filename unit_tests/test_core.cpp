@@ -2,6 +2,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 #include "backends.hpp"
@@ -112,6 +114,23 @@ TEST(Errors, HierarchyAndParsers) {
 #if !defined(RANDNLA_HAVE_CUDA)
   EXPECT_THROW(make_backend(BackendKind::Cuda), UnsupportedConfiguration);
 #endif
+}
+
+// A build with CUDA whose module cannot be loaded still runs on the host, and asking for the GPU
+// names every path tried. Run by the ctest entry cuda_module_missing, which points
+// RANDNLA_CUDA_MODULE at a file that does not exist (the module is looked up once per process).
+TEST(CudaModule, MissingModuleLeavesTheHostAndNamesThePathTried) {
+  const std::string missing = "/nonexistent/librandnla_cuda.so";
+  const char* path = std::getenv("RANDNLA_CUDA_MODULE");
+  if (!path || path != missing) GTEST_SKIP() << "run with RANDNLA_CUDA_MODULE=" << missing;
+  EXPECT_FALSE(cuda_available());
+  EXPECT_NE(make_backend(BackendKind::Auto), nullptr);
+  try {
+    make_backend(BackendKind::Cuda);
+    ADD_FAILURE() << "make_backend(Cuda) returned without the module";
+  } catch (const UnsupportedConfiguration& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
 }
 
 // The nearest FP16 to x, found by brute force over FP16 neighbours: an independent reference.
