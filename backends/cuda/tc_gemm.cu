@@ -154,7 +154,8 @@ __device__ __forceinline__ void load_fragments(const T* sa, const T* sa_lo, cons
 // Two blocks per SM where 128 registers hold the FP16 kernel without spills (the compiler's report:
 // SHGEMM and TCEC do, the A-FP16 mirror does not).
 template <class T, bool A_LO, bool B_LO>
-__global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) tc_gemm_kernel(GemmArgs args) {
+__global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1)
+    tc_gemm_kernel(GemmArgs args, tc::NonfiniteState nonfinite) {
   if (!plan_chooses<T>(args.plan)) return;
   using Tl = Tile<T, A_LO, B_LO>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -227,7 +228,7 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1) 
       for (int q = 0; q < 4; ++q) {
         const index_t i = row0 + wm + mt * 16 + g + (q >> 1) * 8;
         const index_t j = col0 + wn + nt * 8 + 2 * t + (q & 1);
-        store_c(args, unscale, i, j, acc[mt][nt][q], corr[mt][nt][q]);
+        store_or_leave(args, nonfinite, unscale, i, j, acc[mt][nt][q], corr[mt][nt][q]);
       }
 }
 
@@ -312,20 +313,20 @@ void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p
 }
 
 template <class T, bool A_LO, bool B_LO>
-void launch_gemm(const GemmArgs& args, cudaStream_t s) {
+void launch_gemm(const GemmArgs& args, const tc::NonfiniteState& nonfinite, cudaStream_t s) {
   using Tl = Tile<T, A_LO, B_LO>;
   auto kernel = tc_gemm_kernel<T, A_LO, B_LO>;
   allow_dynamic_shared_memory(kernel, static_cast<int>(Tl::kSmemBytes));
   const dim3 grid(static_cast<unsigned>(args.np / BN), static_cast<unsigned>(args.mp / BM));
-  kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args);
+  kernel<<<grid, kThreadsGemm, Tl::kSmemBytes, s>>>(args, nonfinite);
   RANDNLA_CUDA_LAUNCH("tc_gemm kernel");
 }
 
 template <class T>
-void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, cudaStream_t s) {
-  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, s);
-  if (a_lo) return launch_gemm<T, true, false>(args, s);
-  return launch_gemm<T, false, true>(args, s);
+void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, const tc::NonfiniteState& nonfinite, cudaStream_t s) {
+  if (a_lo && b_lo) return launch_gemm<T, true, true>(args, nonfinite, s);
+  if (a_lo) return launch_gemm<T, true, false>(args, nonfinite, s);
+  return launch_gemm<T, false, true>(args, nonfinite, s);
 }
 
 /// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
@@ -413,13 +414,13 @@ void fill_report(const DevicePlan* plan, bool swap_scales, ProductReport* report
 /// mma.sync kernel for that path.
 template <class T>
 void pack_both_and_launch(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
-                          float* workspace, cudaStream_t s) {
+                          float* workspace, const tc::NonfiniteState& nonfinite, cudaStream_t s) {
   const std::size_t a_elems = static_cast<std::size_t>(args.mp * args.kp), b_elems = static_cast<std::size_t>(args.np * args.kp);
   T *ahi = reinterpret_cast<T*>(workspace), *alo = ahi + a_elems, *bhi = alo + a_elems, *blo = bhi + b_elems;
   pack(a, false, m, k, args.mp, args.kp, ahi, alo, args.plan, 0, kSplitShift, s);
   pack(b, true, n, k, args.np, args.kp, bhi, blo, args.plan, 1, kSplitShift, s);
   args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
-  launch_mma_variant<T>(!a.fp16, !b.fp16, args, s);
+  launch_mma_variant<T>(!a.fp16, !b.fp16, args, nonfinite, s);
 }
 
 /// Both operands packed, the mma.sync kernel (any GPU from sm_80).
@@ -427,9 +428,12 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
                     TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
   // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
   float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
-  args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s);
-  if (tc != TensorCore::TF32) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, s);
-  pack_both_and_launch<float>(a, b, m, n, k, args, workspace, s);
+  const auto nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
+  args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s, nonfinite);
+  if (tc != TensorCore::TF32) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, nonfinite, s);
+  pack_both_and_launch<float>(a, b, m, n, k, args, workspace, nonfinite, s);
+  tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
+                                nonfinite, s);
   fill_report(args.plan, false, report, s);
 }
 

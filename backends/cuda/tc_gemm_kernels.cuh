@@ -44,6 +44,18 @@ __device__ __forceinline__ void store_c(const GemmArgs& args, float unscale, ind
   *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
 }
 
+/// store_c where the split sum is finite; elsewhere the element is left for the non-finite
+/// epilogue, which gives it SGEMM's value (a split sum of infinite terms can be NaN where SGEMM's
+/// is an infinity: hi and lo of one entry may differ in sign).
+__device__ __forceinline__ void store_or_leave(const GemmArgs& args, const tc::NonfiniteState& nonfinite,
+                                               float unscale, index_t i, index_t j, float main, float corr) {
+  if (i >= args.m || j >= args.n) return;
+  if (isfinite(main + corr * kSplitShiftInverse))
+    store_c(args, unscale, i, j, main, corr);
+  else
+    tc::leave_for_epilogue(nonfinite, i, j, args.m);
+}
+
 /// Every product is launched for both Tensor Core paths, as instantiations for the packed element
 /// type T (__half: FP16, float: TF32), since the plan that chooses between them is on the device;
 /// the instantiation the plan does not choose exits at once.
