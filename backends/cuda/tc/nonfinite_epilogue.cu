@@ -19,7 +19,9 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kThreads = 256, kLoads = 4;  // loads in flight per thread in the scan
+// kLoads: loads in flight per thread in the scan; at least kBlocksPerSm blocks per multiprocessor
+// (registers capped to match), so that enough of them are in flight to stream an operand.
+constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 256;
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
@@ -53,25 +55,54 @@ __device__ void record(const NonfiniteLines& lines, index_t line, index_t q, flo
   if (t < lines.capacity) lines.list[line * lines.capacity + t] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
 }
 
-/// One coalesced pass over the stored x (column by column) that records the Inf and NaN entries
-/// of the lines the kernel reached; a line is a stored column when `line_is_col`, else a row.
-__device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+/// The Inf and NaN entries of the stored columns of x that are reached lines, each read by
+/// consecutive threads (coalesced).
+__device__ void scan_columns(const Operand& x, const NonfiniteLines& lines) {
   for (index_t col = blockIdx.x; col < x.cols; col += gridDim.x) {
-    if (line_is_col && !lines.left[col]) continue;
+    if (!lines.left[col]) continue;
     for (index_t row0 = threadIdx.x; row0 < x.rows; row0 += kLoads * blockDim.x) {
       float v[kLoads];
 #pragma unroll
       for (int u = 0; u < kLoads; ++u) {
         const index_t row = row0 + u * blockDim.x;
-        v[u] = row < x.rows && (line_is_col || lines.left[row]) ? x.stored(row, col) : 0.0f;
+        v[u] = row < x.rows ? x.stored(row, col) : 0.0f;
       }
 #pragma unroll 1
-      for (int u = 0; u < kLoads; ++u) {
-        const index_t row = row0 + u * blockDim.x;
-        if (!isfinite(v[u])) record(lines, line_is_col ? col : row, line_is_col ? row : col, v[u]);
-      }
+      for (int u = 0; u < kLoads; ++u)
+        if (!isfinite(v[u])) record(lines, col, row0 + u * blockDim.x, v[u]);
     }
   }
+}
+
+/// The same for the stored rows of x that are reached lines: blocks of blockDim.x rows by
+/// kColumnsPerItem columns, a thread per row (consecutive rows: coalesced); a block with no
+/// reached row skips its item, so a few reached rows cost a few blocks' reads, not a pass over x.
+__device__ void scan_rows(const Operand& x, const NonfiniteLines& lines) {
+  const index_t row_blocks = (x.rows + blockDim.x - 1) / blockDim.x;
+  const index_t items = row_blocks * ((x.cols + kColumnsPerItem - 1) / kColumnsPerItem);
+  for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const index_t row = (item % row_blocks) * blockDim.x + threadIdx.x, col0 = (item / row_blocks) * kColumnsPerItem;
+    const bool reached = row < x.rows && lines.left[row];
+    if (!__syncthreads_or(reached)) continue;
+    const index_t col_end = col0 + kColumnsPerItem < x.cols ? col0 + kColumnsPerItem : x.cols;
+    for (index_t c0 = col0; reached && c0 < col_end; c0 += kLoads) {
+      float v[kLoads];
+#pragma unroll
+      for (int u = 0; u < kLoads; ++u) v[u] = c0 + u < col_end ? x.stored(row, c0 + u) : 0.0f;
+#pragma unroll 1
+      for (int u = 0; u < kLoads; ++u)
+        if (!isfinite(v[u])) record(lines, row, c0 + u, v[u]);
+    }
+  }
+}
+
+/// The Inf and NaN entries of the lines of x the kernel reached (rows of op(A) or columns of
+/// op(B)); a line is a stored column when `line_is_col`, else a stored row.
+__device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+  if (line_is_col)
+    scan_columns(x, lines);
+  else
+    scan_rows(x, lines);
 }
 
 /// The kinds of the listed infinities of `line` times their partners: op(B)(q, other) for a row
@@ -119,7 +150,7 @@ __device__ void clear(const NonfiniteLines& lines, index_t count, index_t thread
   for (index_t l = thread; l < count; l += threads) lines.nan[l] = lines.left[l] = 0, lines.count[l] = 0;
 }
 
-__global__ void __launch_bounds__(kThreads) epilogue_kernel(EpilogueArgs f) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) epilogue_kernel(EpilogueArgs f) {
   if (*f.state.raised == 0) return;  // the same for every block: none reaches a grid sync
   cg::grid_group grid = cg::this_grid();
   const index_t thread = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
