@@ -21,7 +21,7 @@ namespace cg = cooperative_groups;
 
 // kLoads: loads in flight per thread in the scan; at least kBlocksPerSm blocks per multiprocessor
 // (registers capped to match), so that enough of them are in flight to stream an operand.
-constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 256;
+constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 32;
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {

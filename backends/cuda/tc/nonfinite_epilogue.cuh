@@ -51,13 +51,15 @@ struct NonfiniteState {
 std::size_t nonfinite_state_bytes(index_t m, index_t n, index_t k);
 
 #if defined(__CUDACC__)
-/// In a kernel's epilogue: element (i, j) of the m-row C was left for the epilogue.
+/// In a kernel's epilogue: element (i, j) of the m-row C was left for the epilogue. The flags
+/// are read before they are written: where every element is left, millions of stores to one
+/// word would queue at its L2 slice (milliseconds), while the reads mostly see the flag set.
 __device__ __forceinline__ void leave_for_epilogue(const NonfiniteState& s, index_t i, index_t j, index_t m) {
   const index_t e = i + j * m;
   atomicOr(s.classes + e / 4, kLeftByKernel << (8 * (e % 4)));
-  s.rows.left[i] = 1;
-  s.cols.left[j] = 1;
-  *s.raised = 1;
+  if (!s.rows.left[i]) s.rows.left[i] = 1;
+  if (!s.cols.left[j]) s.cols.left[j] = 1;
+  if (!*s.raised) *s.raised = 1;
 }
 #endif
 
