@@ -1,7 +1,8 @@
 // Split products whose operands hold Inf or NaN, against the same product on finite operands
 // (the target: within 2x of the finite time), on the square shape of the issue (2048^3) and an
 // RSVD shape. Each case puts non-finite values into A (FP32, the split operand) or B.
-// Usage: bench_nonfinite
+// Usage: bench_nonfinite [--only SHAPE CASE]   e.g. --only 16384x256x16384 "1% +Inf": that shape and
+//        case alone (with the finite one it is compared with), one timed run each, for a profiler.
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -29,7 +30,10 @@ int main(int argc, char** argv) {
     std::printf("bench_nonfinite: no GPU, nothing to measure\n");
     return 0;
   }
+  const bool only = argc == 4 && std::string(argv[1]) == "--only";
+  const std::string only_shape = only ? argv[2] : "", only_case = only ? argv[3] : "";
   auto b = make_backend(BackendKind::Cuda);
+  auto time_ms = [&](const std::function<void()>& f) { return only ? median_ms(*b, f, 1, 1) : bench::median_ms(*b, f); };
   auto host = make_backend(BackendKind::Host);
   std::printf("device: %s\n", b->description().c_str());
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -57,15 +61,17 @@ int main(int argc, char** argv) {
     b->copy(MatrixView<const float>(a.view()), ha.view());
     const std::vector<float> clean(ha.data(), ha.data() + s.m * s.k);
     const std::string shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    if (only && shape != only_shape) continue;
     for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32}) {
       double finite_sh = 0, finite_tcec = 0;
       for (const Poison& p : poisons) {
+        if (only && p.name != poisons.front().name && p.name != only_case) continue;
         std::vector<float> poisoned = clean;
         p.apply(poisoned, s.m, s.k);
         b->copy(MatrixView<const float>(poisoned.data(), s.m, s.k, s.m, MemorySpace::Host), a.view());
         const ProductPrecision split = ProductPrecision::split_in(tc);
-        const double sh = bench::median_ms(*b, [&] { b->product(Op::N, Op::N, 1.0f, a, bh, 0.0f, c, split); });
-        const double tcec = bench::median_ms(*b, [&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, split); });
+        const double sh = time_ms([&] { b->product(Op::N, Op::N, 1.0f, a, bh, 0.0f, c, split); });
+        const double tcec = time_ms([&] { b->product(Op::N, Op::N, 1.0f, a, bf, 0.0f, c, split); });
         if (p.name == poisons.front().name) finite_sh = sh, finite_tcec = tcec;
         std::printf("%-16s %-22s %-18s %10.3f %10.2f\n", shape.c_str(), (std::string("shgemm ") + to_string(tc)).c_str(),
                     p.name, sh, sh / finite_sh);
