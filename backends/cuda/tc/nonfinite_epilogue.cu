@@ -55,6 +55,15 @@ __device__ void record(const NonfiniteLines& lines, index_t line, index_t q, flo
   if (t < lines.capacity) lines.list[line * lines.capacity + t] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
 }
 
+/// Bit u set where v[u] is Inf or NaN. The scans record those entries by reading them again:
+/// indexing v in a rolled loop would put it in local memory (twice the scanned bytes of traffic).
+__device__ unsigned nonfinite_mask(const float (&v)[kLoads]) {
+  unsigned bad = 0;
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) bad |= isfinite(v[u]) ? 0u : 1u << u;
+  return bad;
+}
+
 /// The Inf and NaN entries of the stored columns of x that are reached lines, each read by
 /// consecutive threads (coalesced).
 __device__ void scan_columns(const Operand& x, const NonfiniteLines& lines) {
@@ -67,9 +76,10 @@ __device__ void scan_columns(const Operand& x, const NonfiniteLines& lines) {
         const index_t row = row0 + u * blockDim.x;
         v[u] = row < x.rows ? x.stored(row, col) : 0.0f;
       }
-#pragma unroll 1
-      for (int u = 0; u < kLoads; ++u)
-        if (!isfinite(v[u])) record(lines, col, row0 + u * blockDim.x, v[u]);
+      for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
+        const index_t row = row0 + (__ffs(bad) - 1) * blockDim.x;
+        record(lines, col, row, x.stored(row, col));
+      }
     }
   }
 }
@@ -89,9 +99,10 @@ __device__ void scan_rows(const Operand& x, const NonfiniteLines& lines) {
       float v[kLoads];
 #pragma unroll
       for (int u = 0; u < kLoads; ++u) v[u] = c0 + u < col_end ? x.stored(row, c0 + u) : 0.0f;
-#pragma unroll 1
-      for (int u = 0; u < kLoads; ++u)
-        if (!isfinite(v[u])) record(lines, row, c0 + u, v[u]);
+      for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
+        const index_t col = c0 + __ffs(bad) - 1;
+        record(lines, row, col, x.stored(row, col));
+      }
     }
   }
 }
