@@ -46,6 +46,11 @@ struct EpilogueArgs {
 
 __device__ unsigned kind(float t) { return isnan(t) ? kNotANumber : isinf(t) ? (t > 0 ? kPlusInf : kMinusInf) : 0u; }
 
+/// The sum is NaN whatever the other terms: a NaN term, or infinities of both signs.
+__device__ bool settled(unsigned bits) {
+  return (bits & kNotANumber) || ((bits & kPlusInf) && (bits & kMinusInf));
+}
+
 __device__ void record(const NonfiniteLines& lines, index_t line, index_t q, float x) {
   if (isnan(x)) {
     lines.nan[line] = 1;
@@ -117,11 +122,11 @@ __device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& l
 }
 
 /// The kinds of the listed infinities of `line` times their partners: op(B)(q, other) for a row
-/// of op(A), op(A)(other, q) for a column of op(B); stops at the first NaN.
+/// of op(A), op(A)(other, q) for a column of op(B); stops once the sum is settled as NaN.
 __device__ unsigned join_listed(const EpilogueArgs& f, const NonfiniteLines& lines, index_t line, index_t other,
                                 bool rows, unsigned bits) {
   const int* list = lines.list + line * lines.capacity;
-  for (int t = 0; t < lines.count[line] && !(bits & kNotANumber); ++t) {
+  for (int t = 0; t < lines.count[line] && !settled(bits); ++t) {
     const index_t q = (list[t] > 0 ? list[t] : -list[t]) - 1;
     const float infinity = list[t] > 0 ? INFINITY : -INFINITY;
     bits |= kind(infinity * (rows ? f.b(q, other) : f.a(other, q)));
@@ -129,10 +134,10 @@ __device__ unsigned join_listed(const EpilogueArgs& f, const NonfiniteLines& lin
   return bits;
 }
 
-/// The kinds of every term A(i, q) B(q, j), stopping at the first NaN.
+/// The kinds of every term A(i, q) B(q, j), stopping once the sum is settled as NaN.
 __device__ unsigned join_all(const EpilogueArgs& f, index_t i, index_t j) {
   unsigned bits = 0;
-  for (index_t q = 0; q < f.k && !(bits & kNotANumber); ++q) bits |= kind(f.a(i, q) * f.b(q, j));
+  for (index_t q = 0; q < f.k && !settled(bits); ++q) bits |= kind(f.a(i, q) * f.b(q, j));
   return bits;
 }
 
@@ -153,8 +158,7 @@ __device__ float fp32_dot(const EpilogueArgs& f, index_t i, index_t j) {
 __device__ float resolve(const EpilogueArgs& f, index_t i, index_t j) {
   const unsigned bits = term_kinds(f, i, j);
   if (!bits) return fp32_dot(f, i, j);  // finite terms whose split sums overflowed
-  const bool nan = (bits & kNotANumber) || ((bits & kPlusInf) && (bits & kMinusInf));
-  return nan ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
+  return settled(bits) ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
 }
 
 __device__ void clear(const NonfiniteLines& lines, index_t count, index_t thread, index_t threads) {

@@ -6,7 +6,7 @@
 //    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity).
 //    One coalesced pass over the rows of op(A) and columns of op(B) that reach a left element
 //    lists their infinities and flags their NaNs; each left element then joins only its row's
-//    and column's listed terms, stopping at the first NaN. A row or column with more infinities
+//    and column's listed terms, stopping once the sum is NaN. A row or column with more infinities
 //    than its list holds is joined over all of K instead (work K per element: only operands with
 //    more than `capacity` infinities in one line and no NaN there take it);
 //  - elsewhere (finite terms whose split sums overflowed) the FP32 sum over K, as SGEMM sums.
