@@ -265,8 +265,7 @@ void launch_nonfinite_epilogue(const TcOperand& a, const TcOperand& b, float alp
                                const NonfiniteState& state, cudaStream_t s) {
   EpilogueArgs f{operand_of(a), operand_of(b), c.rows(), c.cols(), a.op == Op::N ? a.cols : a.rows,
                  alpha, beta, c.data(), c.ld(), state};
-  // On a finite product this is one launch that returns at once: about 15 us of host time at
-  // 2048^3, hidden behind products of 0.5 ms and more (perf_tests/results/bench_nonfinite.md).
+  // On a finite product this is one launch that returns at once (perf_tests/results/bench_gemm.md).
   void* params[] = {&f};
   RANDNLA_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(epilogue_kernel), dim3(resident_blocks()),
                                            dim3(kThreads), params, 0, s));
