@@ -212,8 +212,8 @@ int resident_blocks() {
 
 Operand operand_of(const TcOperand& x) { return Operand{x.data, x.rows, x.cols, x.ld, x.op == Op::T, x.fp16}; }
 
-/// Infinities listed per line: as many as the other dimension (so the lists take at most C's
-/// bytes), at least 16 and at most 1024.
+/// Infinities listed per line: as many as the other dimension (so that each operand's lists take
+/// at most C's bytes), at least 16 and at most 1024.
 int list_capacity(index_t others, index_t k) {
   if (k >= std::numeric_limits<int>::max()) return 0;  // +-(q + 1) must fit an int
   return static_cast<int>(std::min<index_t>(k, std::max<index_t>(16, std::min<index_t>(1024, others))));

@@ -46,8 +46,8 @@ struct NonfiniteState {
                                 ///< next product's plan kernel (lower_flag)
 };
 
-/// Bytes of NonfiniteState for an m x n x k product: about one byte per element of C, plus
-/// infinity lists of at most C's own size.
+/// Bytes of NonfiniteState for an m x n x k product: a byte per element of C, plus each operand's
+/// infinity lists, at most C's own bytes each (the workspace keeps it between products).
 std::size_t nonfinite_state_bytes(index_t m, index_t n, index_t k);
 
 #if defined(__CUDACC__)
