@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "backends.hpp"
+#include "lra/randomized_lra.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
@@ -36,6 +37,14 @@ struct RsvdViews {
   Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
   RsvdReport report;
+};
+
+/// The randomized LRA A ~ X Y^T as Kokkos views in MemSpace (FP32, LayoutLeft).
+template <class MemSpace>
+struct LraViews {
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> X;  ///< m x r
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;  ///< n x r
+  LraReport report;
 };
 
 namespace kokkos_api {
@@ -105,6 +114,18 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view_of(a, "A"), options, out.allocator()));
+}
+
+/// Mixed-precision randomized LRA of A with optional refinement and recompression (Baboulin et
+/// al. 2024, Algorithms 1, 3-5; see randomized_lra(Backend&, ...)) on `exec`. A is not modified.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AView& a, index_t k,
+                                                     const LraOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  LraResult r = randomized_lra(*backend, view_of(a, "A"), k, options, out.allocator());
+  return {out.matrix("X"), out.matrix("Y"), std::move(r.report)};
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

@@ -1,0 +1,121 @@
+// Randomized LRA with refinement and recompression (randomized_lra.hpp).
+#include "lra/randomized_lra.hpp"
+
+#include <algorithm>
+
+#include "common/checks.hpp"
+#include "randnla/random_operator.hpp"
+
+namespace randnla {
+namespace {
+
+ProductPrecision precision_of(LraProducts p) {
+  switch (p) {
+    case LraProducts::FP32: return ProductPrecision::fp32();
+    case LraProducts::TF32: return ProductPrecision::tf32();
+    case LraProducts::FP16: return ProductPrecision::fp16();
+    case LraProducts::Split: return ProductPrecision::split_in(TensorCore::Auto);
+    case LraProducts::Auto: break;
+  }
+  return ProductPrecision::automatic();
+}
+
+/// What every randLRA step shares.
+struct Run {
+  Backend& b;
+  const LraOptions& o;
+  ProductPrecision precision;
+  LraReport& report;
+  Stopwatch& clock;
+};
+
+/// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
+/// written into x (m x k) and y (n x k).
+void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
+              MatrixView<float> y) {
+  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
+  const Matrix<float> omega = RandomOperator({n, l, Distribution::Gaussian}, state).materialize<float>(r.b);
+  Matrix<float> q(r.b, m, l, "B");
+  r.b.product(Op::N, Op::N, 1.0f, a, omega, 0.0f, q, r.precision);
+  require_finite_sketch(r.b, a, q);
+  r.clock.lap("products");
+  r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q.view(), r.o.orthonormalizer)));
+  r.clock.lap("orthonormalisation");
+  Matrix<float> at_q(r.b, n, l, "Y");
+  r.b.product(Op::T, Op::N, 1.0f, a, q, 0.0f, at_q, r.precision);
+  r.b.copy(MatrixView<const float>(q.view().block(0, 0, m, k)), x);
+  r.b.copy(MatrixView<const float>(at_q.view().block(0, 0, n, k)), y);
+  r.clock.lap("products");
+}
+
+/// E := A - X Y^T in FP32.
+Matrix<float> residual(Run& r, MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y) {
+  Matrix<float> e(r.b, a.rows(), a.cols(), "E");
+  r.b.copy(a, e.view());
+  r.b.product(Op::N, Op::T, -1.0f, x, y, 1.0f, e, ProductPrecision::fp32());
+  r.clock.lap("residual");
+  return e;
+}
+
+/// The Householder Q of x (m x r, overwritten) and its R (r x r, upper) in r_out.
+void thin_qr(Backend& b, MatrixView<float> x, MatrixView<float> r_out) {
+  Matrix<float> tau(b, x.cols(), 1, "tau");
+  b.qr(x, tau);
+  b.scale(0.0f, r_out);
+  for (index_t j = 0; j < x.cols(); ++j)  // R's column j: rows 0..j of x's column j
+    b.copy(MatrixView<const float>(x.block(0, j, j + 1, 1)), r_out.block(0, j, j + 1, 1));
+  b.form_q(x, tau);
+}
+
+/// X Y^T truncated to rank k: X := Q_X U_k S_k, Y := Q_Y V_k, with R_X R_Y^T = U S V^T.
+void recompress(Run& r, Matrix<float>& x, Matrix<float>& y, index_t k, const MatrixAllocator& outputs) {
+  const index_t rank = x.cols();
+  Matrix<float> rx(r.b, rank, rank, "R_X"), ry(r.b, rank, rank, "R_Y"), core(r.b, rank, rank, "core");
+  thin_qr(r.b, x.view(), rx.view());
+  thin_qr(r.b, y.view(), ry.view());
+  r.b.product(Op::N, Op::T, 1.0f, rx, ry, 0.0f, core, ProductPrecision::fp32());
+  Matrix<float> s(r.b, rank, 1, "s"), u(r.b, rank, rank, "U"), vt(r.b, rank, rank, "VT");
+  r.b.svd(core.view(), s.view(), u.view(), vt.view(), SvdMethod::Auto);
+  Matrix<float> xk = outputs(x.rows(), k, "X"), yk = outputs(y.rows(), k, "Y");
+  r.b.product(Op::N, Op::N, 1.0f, x, MatrixView<const float>(u.view().block(0, 0, rank, k)), 0.0f, xk,
+              ProductPrecision::fp32());
+  r.b.scale_columns(MatrixView<const float>(s.view().block(0, 0, k, 1)), xk.view());
+  r.b.product(Op::N, Op::T, 1.0f, y, MatrixView<const float>(vt.view().block(0, 0, k, rank)), 0.0f, yk,
+              ProductPrecision::fp32());
+  x = xk, y = yk;
+  r.clock.lap("recompression");
+}
+
+}  // namespace
+
+LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const LraOptions& o,
+                         const MatrixAllocator& out) {
+  const index_t m = a.rows(), n = a.cols();
+  require(o.refinements >= 0, "refinements", o.refinements, "must be >= 0");
+  require_rank_arguments(m, n, k, o.oversampling, 0);
+  if (o.refinements > 0) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
+  require_space(a, b.memory_space(), "A");
+  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  LraResult res;
+  res.report.backend = b.description();
+  res.report.products = to_string(o.products);
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  Run run{b, o, precision_of(o.products), res.report, clock};
+
+  const bool truncate = o.refinements > 0 && o.recompress;
+  const index_t rank = k * (1 + 2 * static_cast<index_t>(o.refinements));
+  const MatrixAllocator factors = truncate ? backend_matrices(b) : outputs;
+  res.X = factors(m, rank, "X"), res.Y = factors(n, rank, "Y");
+  RngState state{o.seed, 0};
+  rand_lra(run, a, k, state, res.X.view().block(0, 0, m, k), res.Y.view().block(0, 0, n, k));
+  for (index_t done = k; done < rank; done += 2 * k) {
+    const MatrixView<const float> x = res.X.view().block(0, 0, m, done), y = res.Y.view().block(0, 0, n, done);
+    const Matrix<float> e = residual(run, a, x, y);
+    state = state.next();
+    rand_lra(run, e, 2 * k, state, res.X.view().block(0, done, m, 2 * k), res.Y.view().block(0, done, n, 2 * k));
+  }
+  if (truncate) recompress(run, res.X, res.Y, k, outputs);
+  return res;
+}
+
+}  // namespace randnla
