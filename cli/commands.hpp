@@ -17,6 +17,7 @@ namespace cli {
 int run_rsvd(int argc, char** argv);
 int run_pca(int argc, char** argv);
 int run_gemm(int argc, char** argv);
+int run_lra(int argc, char** argv);
 
 /// Adds the options every subcommand has (--backend, --device, --seed, --force, --output) and
 /// parses the command line; with --help prints the usage and returns false (nothing to run).

@@ -19,6 +19,7 @@ const Command kCommands[] = {
     {"pca", randnla::cli::run_pca, "principal components through RSVD (default input: Fashion-MNIST)"},
     {"rsvd", randnla::cli::run_rsvd, "randomized SVD of a matrix file, rank k or to a tolerance"},
     {"gemm", randnla::cli::run_gemm, "accuracy and speed of every GEMM variant on your matrices"},
+    {"lra", randnla::cli::run_lra, "mixed-precision randomized LRA, every product variant, refined or not"},
 };
 
 void usage() {

@@ -95,5 +95,22 @@ with tempfile.TemporaryDirectory() as d:
         if not ok:
             failures.append(label)
 
+    # lra: a rank-5 matrix; every variant's row, the refined ones at least as accurate as FP32's,
+    # X and Y written with the rank asked for; k + p beyond min(m, n) refused naming --rank's value.
+    checks += 1
+    low = os.path.join(d, "low.npy")
+    np.save(low, (rng.standard_normal((80, 5)) @ rng.standard_normal((5, 50))).astype(np.float32))
+    lra_out = os.path.join(d, "lra")
+    code, out_text, err = run("lra", "--input", low, "--rank", "5", "--output", lra_out, "--backend", "host")
+    rows = {(r[0], r[1]): float(r[-1]) for r in (l.split() for l in out_text.splitlines())
+            if len(r) == 4 and r[1] in ("yes", "no")}
+    shapes = [np.load(os.path.join(lra_out, f)).shape for f in ("X.npy", "Y.npy")] if code == 0 else []
+    ok = (code == 0 and len(rows) == 8 and shapes == [(80, 5), (50, 5)]
+          and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6 for p in ("fp32", "tf32", "fp16", "split")))
+    print(("PASS " if ok else "FAIL ") + "lra: %s" % (rows if ok else (code, out_text, err.strip())))
+    if not ok:
+        failures.append("lra")
+    expect_error("lra rank", ["lra", "--input", low, "--rank", "60", "--output", os.path.join(d, "lra2")], "60")
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
