@@ -112,9 +112,47 @@ TEST(Lra, BadArgumentsNameTheParameter) {
   EXPECT_NE(message(4, o).find("refinements = -1"), std::string::npos);
   o.refinements = 1;
   EXPECT_NE(message(30, o).find("40"), std::string::npos) << message(30, o);  // 2k + p > min(m, n)
+  o.refinements = 0, o.tolerance = -1;
+  EXPECT_NE(message(4, o).find("tolerance = -1"), std::string::npos);
   auto bad = gaussian_rank(50, 40, 4, 5);
   bad(3, 7) = NAN;
   EXPECT_THROW(randomized_lra(*b, test::to_backend(*b, bad), 4), InvalidArgument);
+}
+
+// FP16 products refuse an A outside FP16's normal range, naming the variant; refinement scales
+// its residual, so a small A (largest entry near 2^-8, residual near 2^-18: FP16 subnormals
+// unscaled) still refines to the FP32 baseline; a tolerance stops refining once it is met.
+TEST(Lra, Fp16RangeScalingAndTolerance) {
+  const index_t m = 300, n = 200, k = 8;
+  for (const auto& [name, b] : test::portable_backends()) {
+    for (float scale : {std::ldexp(1.0f, 20), std::ldexp(1.0f, -24)}) {
+      auto big = gaussian_rank(m, n, k, 21);
+      for (float& v : big.data) v *= scale;
+      try {
+        run(*b, big, k, LraProducts::FP16, 0);
+        ADD_FAILURE() << name << ": FP16 products accepted an A scaled by " << scale;
+      } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("products = fp16"), std::string::npos) << e.what();
+      }
+    }
+    auto small = gaussian_rank(m, n, k, 22);
+    for (float& v : small.data) v *= std::ldexp(1.0f, -14);
+    const double fp32 = lra_error(*b, small, run(*b, small, k, LraProducts::FP32, 0));
+    const double fp16_refined = lra_error(*b, small, run(*b, small, k, LraProducts::FP16, 1, false));
+    std::printf("%s: small A: fp32 %.2e, fp16 refined %.2e\n", name.c_str(), fp32, fp16_refined);
+    EXPECT_LE(fp16_refined, 2 * fp32) << name;
+
+    LraOptions o;
+    o.products = LraProducts::FP32;
+    o.refinements = 3;
+    o.tolerance = 1e-4;
+    const auto a = gaussian_rank(m, n, k, 23);
+    const auto r = randomized_lra(*b, test::to_backend(*b, a), k, o);
+    EXPECT_EQ(r.report.refinements, 0) << name << ": FP32 already meets 1e-4";
+    ASSERT_EQ(r.report.residuals.size(), 1u);
+    EXPECT_LE(r.report.residuals[0], 1e-4);
+    EXPECT_EQ(r.X.cols(), k);
+  }
 }
 
 // The Kokkos-native entry: views in, views out, on the default execution space.

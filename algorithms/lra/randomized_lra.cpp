@@ -1,7 +1,8 @@
 // Randomized LRA with refinement and recompression (randomized_lra.hpp).
 #include "lra/randomized_lra.hpp"
 
-#include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "common/checks.hpp"
 #include "randnla/random_operator.hpp"
@@ -57,6 +58,20 @@ Matrix<float> residual(Run& r, MatrixView<const float> a, MatrixView<const float
   return e;
 }
 
+/// The unbiased exponent of x's largest finite entry (as a power of two); 0 for a zero matrix.
+int largest_exponent(Backend& b, MatrixView<const float> x) {
+  const int biased = b.exponent_histogram(x).max_biased_exponent();
+  return biased < 0 ? 0 : biased - 127;
+}
+
+/// FP16 products round A itself: refused where its largest entry leaves FP16's normal range.
+void require_fp16_range(Backend& b, MatrixView<const float> a) {
+  const int e = largest_exponent(b, a);
+  require(e >= -14 && e < kFp16TargetExponent + 1, "products", "fp16",
+          "A's largest entry is about 2^" + std::to_string(e) +
+              ", outside FP16's normal range [2^-14, 2^15): use split or auto, which scale");
+}
+
 /// The Householder Q of x (m x r, overwritten) and its R (r x r, upper) in r_out.
 void thin_qr(Backend& b, MatrixView<float> x, MatrixView<float> r_out) {
   Matrix<float> tau(b, x.cols(), 1, "tau");
@@ -67,22 +82,23 @@ void thin_qr(Backend& b, MatrixView<float> x, MatrixView<float> r_out) {
   b.form_q(x, tau);
 }
 
-/// X Y^T truncated to rank k: X := Q_X U_k S_k, Y := Q_Y V_k, with R_X R_Y^T = U S V^T.
-void recompress(Run& r, Matrix<float>& x, Matrix<float>& y, index_t k, const MatrixAllocator& outputs) {
+/// X Y^T (rank `rank`: the first columns of x and y, overwritten) truncated to rank k:
+/// X := Q_X U_k S_k, Y := Q_Y V_k, with R_X R_Y^T = U S V^T.
+void recompress(Run& r, MatrixView<float> x, MatrixView<float> y, index_t k, const MatrixAllocator& outputs,
+                LraResult& res) {
   const index_t rank = x.cols();
   Matrix<float> rx(r.b, rank, rank, "R_X"), ry(r.b, rank, rank, "R_Y"), core(r.b, rank, rank, "core");
-  thin_qr(r.b, x.view(), rx.view());
-  thin_qr(r.b, y.view(), ry.view());
+  thin_qr(r.b, x, rx.view());
+  thin_qr(r.b, y, ry.view());
   r.b.product(Op::N, Op::T, 1.0f, rx, ry, 0.0f, core, ProductPrecision::fp32());
   Matrix<float> s(r.b, rank, 1, "s"), u(r.b, rank, rank, "U"), vt(r.b, rank, rank, "VT");
   r.b.svd(core.view(), s.view(), u.view(), vt.view(), SvdMethod::Auto);
-  Matrix<float> xk = outputs(x.rows(), k, "X"), yk = outputs(y.rows(), k, "Y");
-  r.b.product(Op::N, Op::N, 1.0f, x, MatrixView<const float>(u.view().block(0, 0, rank, k)), 0.0f, xk,
+  res.X = outputs(x.rows(), k, "X"), res.Y = outputs(y.rows(), k, "Y");
+  r.b.product(Op::N, Op::N, 1.0f, x, MatrixView<const float>(u.view().block(0, 0, rank, k)), 0.0f, res.X,
               ProductPrecision::fp32());
-  r.b.scale_columns(MatrixView<const float>(s.view().block(0, 0, k, 1)), xk.view());
-  r.b.product(Op::N, Op::T, 1.0f, y, MatrixView<const float>(vt.view().block(0, 0, k, rank)), 0.0f, yk,
+  r.b.scale_columns(MatrixView<const float>(s.view().block(0, 0, k, 1)), res.X.view());
+  r.b.product(Op::N, Op::T, 1.0f, y, MatrixView<const float>(vt.view().block(0, 0, k, rank)), 0.0f, res.Y,
               ProductPrecision::fp32());
-  x = xk, y = yk;
   r.clock.lap("recompression");
 }
 
@@ -92,29 +108,48 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
                          const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();
   require(o.refinements >= 0, "refinements", o.refinements, "must be >= 0");
+  require(o.tolerance >= 0, "tolerance", o.tolerance, "must be >= 0");
   require_rank_arguments(m, n, k, o.oversampling, 0);
   if (o.refinements > 0) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
   require_space(a, b.memory_space(), "A");
-  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  if (o.products == LraProducts::FP16) require_fp16_range(b, a);
   LraResult res;
   res.report.backend = b.description();
   res.report.products = to_string(o.products);
   Stopwatch clock(b, &res.report.phases, o.progress);
   Run run{b, o, precision_of(o.products), res.report, clock};
 
-  const bool truncate = o.refinements > 0 && o.recompress;
-  const index_t rank = k * (1 + 2 * static_cast<index_t>(o.refinements));
-  const MatrixAllocator factors = truncate ? backend_matrices(b) : outputs;
-  res.X = factors(m, rank, "X"), res.Y = factors(n, rank, "Y");
+  const index_t most = k * (1 + 2 * static_cast<index_t>(o.refinements));
+  Matrix<float> x(b, m, most, "X"), y(b, n, most, "Y");
   RngState state{o.seed, 0};
-  rand_lra(run, a, k, state, res.X.view().block(0, 0, m, k), res.Y.view().block(0, 0, n, k));
-  for (index_t done = k; done < rank; done += 2 * k) {
-    const MatrixView<const float> x = res.X.view().block(0, 0, m, done), y = res.Y.view().block(0, 0, n, done);
-    const Matrix<float> e = residual(run, a, x, y);
+  rand_lra(run, a, k, state, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k));
+  const double norm_a = o.tolerance > 0 ? b.frobenius_norm(a) : 0.0;
+  index_t rank = k;
+  for (int step = 0; step < o.refinements; ++step) {
+    Matrix<float> e = residual(run, a, x.view().block(0, 0, m, rank), y.view().block(0, 0, n, rank));
+    if (o.tolerance > 0) {
+      res.report.residuals.push_back(b.frobenius_norm(e) / norm_a);
+      if (res.report.residuals.back() <= o.tolerance) break;
+    }
+    const int s = kFp16TargetExponent - largest_exponent(b, e);  // E's scale is ours to choose
+    b.scale(std::ldexp(1.0f, s), e.view());
     state = state.next();
-    rand_lra(run, e, 2 * k, state, res.X.view().block(0, done, m, 2 * k), res.Y.view().block(0, done, n, 2 * k));
+    rand_lra(run, e, 2 * k, state, x.view().block(0, rank, m, 2 * k), y.view().block(0, rank, n, 2 * k));
+    b.scale(std::ldexp(1.0f, -s), y.view().block(0, rank, n, 2 * k));
+    rank += 2 * k;
+    ++res.report.refinements;
   }
-  if (truncate) recompress(run, res.X, res.Y, k, outputs);
+  if (o.tolerance > 0 && res.report.refinements == o.refinements && o.refinements > 0)
+    res.report.residuals.push_back(b.frobenius_norm(residual(run, a, x.view().block(0, 0, m, rank),
+                                                             y.view().block(0, 0, n, rank))) / norm_a);
+  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  if (rank > k && o.recompress) {
+    recompress(run, x.view().block(0, 0, m, rank), y.view().block(0, 0, n, rank), k, outputs, res);
+  } else {
+    res.X = outputs(m, rank, "X"), res.Y = outputs(n, rank, "Y");
+    b.copy(MatrixView<const float>(x.view().block(0, 0, m, rank)), res.X.view());
+    b.copy(MatrixView<const float>(y.view().block(0, 0, n, rank)), res.Y.view());
+  }
   return res;
 }
 

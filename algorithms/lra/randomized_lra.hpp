@@ -39,7 +39,10 @@ struct LraOptions {
   /// CholeskyQR factors its Gram matrix in FP64 (the paper's dcholQR, Algorithm 3); Auto adds
   /// passes while the basis is not orthonormal to FP32 precision and falls back to Householder.
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR;
-  int refinements = 0;        ///< refinement steps (Algorithm 5); each adds rank 2k
+  int refinements = 0;        ///< refinement steps (Algorithm 5), at most; each adds rank 2k
+  /// 0: run every refinement step; > 0: stop refining once ||A - X Y^T||_F <= tolerance ||A||_F
+  /// (each check costs the residual the next step needs anyway).
+  double tolerance = 0;
   bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k (QR, QR, SVD)
   Progress progress;          ///< called after each phase with its name and milliseconds
 };
@@ -50,6 +53,10 @@ struct LraReport {
   std::string backend;
   std::string products;                       ///< the products asked for, e.g. "fp16"
   std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
+  /// ||A - X Y^T||_F / ||A||_F of the factors before each refinement step (and after the last
+  /// one when a tolerance is given)
+  std::vector<double> residuals;
+  int refinements = 0;                        ///< the steps that ran
   PhaseReport phases;
   double total_ms() const { return phases.total_ms(); }
 };
@@ -65,13 +72,16 @@ struct LraResult {
 /// modified). Omega (n x (k + p)) is Gaussian from the counter-based generator, B = A Omega,
 /// Q = orthonormalize(B), Y = A^T Q; X = Q and Y keep their first k columns (Algorithm 1).
 /// Each refinement step computes E = A - X Y^T in FP32 (an m x n buffer) and appends randLRA(E)
-/// of rank 2k (Algorithm 5), the Omega of each step drawn from the state the last one left; with
+/// of rank 2k (Algorithm 5), the Omega of each step drawn from the state the last one left; E is
+/// scaled by a power of two that puts its largest entry at 2^14, so that the refinement's
+/// products see no FP16 underflow or overflow whatever the residual's size; with
 /// `recompress`, X Y^T is then truncated to rank k through QR of X and of Y and the SVD of the
 /// small core R_X R_Y^T, so that X has orthonormal columns scaled by the singular values and Y
 /// orthonormal columns.
 /// Memory: X, Y, B (m x (k + p)); with refinement, E (m x n) and the factors of every step.
-/// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, a step's rank plus p beyond
-/// min(m, n), non-finite entries in A, or products that overflow FP32.
+/// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, tolerance < 0, a step's rank plus
+/// p beyond min(m, n), non-finite entries in A, products that overflow FP32, and, with FP16
+/// products, a largest entry of A outside FP16's normal range [2^-14, 2^15) (Split and Auto scale).
 LraResult randomized_lra(Backend& backend, MatrixView<const float> a, index_t k, const LraOptions& options = {},
                          const MatrixAllocator& outputs = nullptr);
 
