@@ -38,7 +38,8 @@ int run_lra(int argc, char** argv) {
       .option("oversampling", "0", "p: Omega has k + p columns")
       .option("products", "fp32,tf32,fp16,split", "comma-separated variants: fp32 | tf32 | fp16 | split | auto")
       .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | auto")
-      .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k");
+      .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k")
+      .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");
   if (!parse_command(o, argc, argv, "lra",
                      "Randomized LRA A ~ X Y^T, each product variant with and without refinement; writes X.npy and "
                      "Y.npy (float32) of the first variant, refined.",
@@ -58,10 +59,11 @@ int run_lra(int argc, char** argv) {
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
   opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   const int refinements = static_cast<int>(o.integer("refinements"));
+  opt.tolerance = o.real("tolerance");
   const index_t k = o.integer("rank");
   std::printf("rank k = %lld, oversampling p = %lld, refinement steps %d (recompressed to k)\n",
               static_cast<long long>(k), static_cast<long long>(opt.oversampling), refinements);
-  std::printf("%-8s %-8s %10s %12s\n", "products", "refined", "ms", "rel. error");
+  std::printf("%-8s %-8s %10s %12s %6s\n", "products", "refined", "ms", "rel. error", "steps");
   LraResult first;
   for (LraProducts p : variants)
     for (int steps : {0, refinements}) {
@@ -69,8 +71,8 @@ int run_lra(int argc, char** argv) {
       opt.refinements = steps;
       randomized_lra(*backend, a, k, opt);  // warm-up: handles, workspaces
       LraResult r = randomized_lra(*backend, a, k, opt);
-      std::printf("%-8s %-8s %10.2f %12.4e\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
-                  lra_error(*backend, a, r));
+      std::printf("%-8s %-8s %10.2f %12.4e %6d\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
+                  lra_error(*backend, a, r), r.report.refinements);
       if (p == variants.front() && steps == refinements) first = std::move(r);
       if (refinements == 0) break;
     }

@@ -102,8 +102,8 @@ with tempfile.TemporaryDirectory() as d:
     np.save(low, (rng.standard_normal((80, 5)) @ rng.standard_normal((5, 50))).astype(np.float32))
     lra_out = os.path.join(d, "lra")
     code, out_text, err = run("lra", "--input", low, "--rank", "5", "--output", lra_out, "--backend", "host")
-    rows = {(r[0], r[1]): float(r[-1]) for r in (l.split() for l in out_text.splitlines())
-            if len(r) == 4 and r[1] in ("yes", "no")}
+    rows = {(r[0], r[1]): float(r[-2]) for r in (l.split() for l in out_text.splitlines())
+            if len(r) == 5 and r[1] in ("yes", "no")}
     shapes = [np.load(os.path.join(lra_out, f)).shape for f in ("X.npy", "Y.npy")] if code == 0 else []
     ok = (code == 0 and len(rows) == 8 and shapes == [(80, 5), (50, 5)]
           and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6 for p in ("fp32", "tf32", "fp16", "split")))

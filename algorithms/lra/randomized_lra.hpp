@@ -40,8 +40,9 @@ struct LraOptions {
   /// passes while the basis is not orthonormal to FP32 precision and falls back to Householder.
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR;
   int refinements = 0;        ///< refinement steps (Algorithm 5), at most; each adds rank 2k
-  /// 0: run every refinement step; > 0: stop refining once ||A - X Y^T||_F <= tolerance ||A||_F
-  /// (each check costs the residual the next step needs anyway).
+  /// 0: run every refinement step; > 0: stop refining once the refined factors (before any
+  /// recompression) meet ||A - X Y^T||_F <= tolerance ||A||_F (each check costs the residual the
+  /// next step needs anyway; recompression to rank k adds the rank-k truncation's error).
   double tolerance = 0;
   bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k (QR, QR, SVD)
   Progress progress;          ///< called after each phase with its name and milliseconds
