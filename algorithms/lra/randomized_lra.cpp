@@ -72,14 +72,14 @@ void require_fp16_range(Backend& b, MatrixView<const float> a) {
               ", outside FP16's normal range [2^-14, 2^15): use split or auto, which scale");
 }
 
-/// The Householder Q of x (m x r, overwritten) and its R (r x r, upper) in r_out.
+/// The Householder Q of x (m x r, overwritten) and R = Q^T x (r x r, upper triangular up to
+/// rounding) in r_out: one product instead of a copy per column of the triangle.
 void thin_qr(Backend& b, MatrixView<float> x, MatrixView<float> r_out) {
-  Matrix<float> tau(b, x.cols(), 1, "tau");
+  Matrix<float> x0(b, x.rows(), x.cols(), "X0"), tau(b, x.cols(), 1, "tau");
+  b.copy(MatrixView<const float>(x), x0.view());
   b.qr(x, tau);
-  b.scale(0.0f, r_out);
-  for (index_t j = 0; j < x.cols(); ++j)  // R's column j: rows 0..j of x's column j
-    b.copy(MatrixView<const float>(x.block(0, j, j + 1, 1)), r_out.block(0, j, j + 1, 1));
   b.form_q(x, tau);
+  b.product(Op::T, Op::N, 1.0f, x, x0, 0.0f, r_out, ProductPrecision::fp32());
 }
 
 /// X Y^T (rank `rank`: the first columns of x and y, overwritten) truncated to rank k:
