@@ -36,7 +36,8 @@ int run_lra(int argc, char** argv) {
   o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
       .option("rank", "", "k, the rank of the approximation")
       .option("oversampling", "0", "p: Omega has k + p columns")
-      .option("products", "fp32,tf32,fp16,split", "comma-separated variants: fp32 | tf32 | fp16 | split | auto")
+      .option("products", "fp32,tf32,fp16,fp16-once,split",
+              "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | split | auto")
       .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | auto")
       .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k")
       .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");

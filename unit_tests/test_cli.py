@@ -105,8 +105,9 @@ with tempfile.TemporaryDirectory() as d:
     rows = {(r[0], r[1]): float(r[-2]) for r in (l.split() for l in out_text.splitlines())
             if len(r) == 5 and r[1] in ("yes", "no")}
     shapes = [np.load(os.path.join(lra_out, f)).shape for f in ("X.npy", "Y.npy")] if code == 0 else []
-    ok = (code == 0 and len(rows) == 8 and shapes == [(80, 5), (50, 5)]
-          and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6 for p in ("fp32", "tf32", "fp16", "split")))
+    ok = (code == 0 and len(rows) == 10 and shapes == [(80, 5), (50, 5)]
+          and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6
+                  for p in ("fp32", "tf32", "fp16", "fp16-once", "split")))
     print(("PASS " if ok else "FAIL ") + "lra: %s" % (rows if ok else (code, out_text, err.strip())))
     if not ok:
         failures.append("lra")

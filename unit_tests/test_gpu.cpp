@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "lra/randomized_lra.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "rsvd/rsvd.hpp"
 #include "rsvd/svd_through_gram.hpp"
@@ -516,6 +517,47 @@ TEST(Gpu, RsvdOnDeviceMatchesHost) {
 }
 
 // The RSVD's small SVD on the device (cuSOLVER Xsyevd + CholeskyQR) against the same on the host.
+// The randomized LRA on the device, every product variant with and without one refinement step:
+// within 2x of the host's error on the paper's rank-k matrices (the same Omega on both), and the
+// refined FP16 variants at the FP32 baseline; the FP16 x FP16 product it uses for 16|32 against FP64.
+TEST(Gpu, LraOnDeviceMatchesHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const index_t m = 2000, n = 1500, k = 32;
+  const auto g1 = test::random_matrix(m, k, Elements::Normal, 81), g2 = test::random_matrix(n, k, Elements::Normal, 82);
+  const auto ref = test::reference_gemm(Op::N, Op::T, g1, g2);
+  test::HostMatrix<float> a(m, n);
+  for (std::size_t e = 0; e < ref.data.size(); ++e) a.data[e] = static_cast<float>(ref.data[e]);
+  const auto da = test::to_backend(*dev, a);
+  auto error = [&](Backend& b, const LraResult& r) {
+    const auto x = test::to_host(b, r.X), y = test::to_host(b, r.Y);
+    test::HostMatrix<float> ones(x.cols, 1);
+    for (float& v : ones.data) v = 1.0f;
+    return test::lowrank_relative_error(a.cview(), x.cview(), ones.cview(), y.cview());
+  };
+  double fp32 = 0;
+  for (LraProducts p : {LraProducts::FP32, LraProducts::TF32, LraProducts::FP16, LraProducts::FP16Once,
+                        LraProducts::Split, LraProducts::Auto})
+    for (int steps : {0, 1}) {
+      LraOptions o;
+      o.products = p, o.refinements = steps, o.recompress = false;
+      const double ed = error(*dev, randomized_lra(*dev, da, k, o));
+      const double eh = error(*host, randomized_lra(*host, a.cview(), k, o));
+      if (p == LraProducts::FP32 && steps == 0) fp32 = ed;
+      std::printf("lra %s refined %d: device %.3e, host %.3e\n", to_string(p), steps, ed, eh);
+      EXPECT_LE(ed, 2 * eh + 1e-7) << to_string(p) << " " << steps;
+      if (steps == 1) EXPECT_LE(ed, 2 * fp32 + 1e-7) << to_string(p);
+    }
+  const index_t pm = 300, pn = 200, pk = 1000;
+  auto pa = test::random_matrix(pm, pk, Elements::Normal, 83), pb = test::random_matrix(pk, pn, Elements::Normal, 84);
+  for (float& v : pa.data) v = to_float(to_fp16(v));
+  for (float& v : pb.data) v = to_float(to_fp16(v));
+  Matrix<float> c(*dev, pm, pn);
+  dev->product(Op::N, Op::N, 1.0f, to_device_fp16(*dev, pa), to_device_fp16(*dev, pb), 0.0f, c);
+  EXPECT_LT(test::relative_error(test::to_host(*dev, c), test::reference_gemm(Op::N, Op::N, pa, pb)), 1e-6);
+}
+
 TEST(Gpu, SvdThroughGramMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);

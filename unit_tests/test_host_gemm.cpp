@@ -60,6 +60,26 @@ TEST_P(HostGemm, ShgemmWithin2xOfSgemm) {
   }
 }
 
+// FP16 x FP16 with FP32 sums (the randomized LRA's 16|32): the FP32 product of the exact
+// widenings, against FP64, for both ops and beta != 0.
+TEST(HostGemmFp16, BothOperandsFp16SumInFp32) {
+  auto b = make_backend(BackendKind::Host);
+  for (Op ta : {Op::N, Op::T}) {
+    const index_t m = 37, n = 29, k = 300;
+    auto a = test::random_matrix(ta == Op::N ? m : k, ta == Op::N ? k : m, Elements::Normal, 31);
+    auto bm = test::random_matrix(k, n, Elements::Normal, 32);
+    test::HostMatrix<fp16> ah(a.rows, a.cols), bh(bm.rows, bm.cols);
+    for (std::size_t i = 0; i < a.data.size(); ++i) ah.data[i] = to_fp16(a.data[i]), a.data[i] = to_float(ah.data[i]);
+    for (std::size_t i = 0; i < bm.data.size(); ++i) bh.data[i] = to_fp16(bm.data[i]), bm.data[i] = to_float(bh.data[i]);
+    test::HostMatrix<float> c(m, n);
+    for (float& v : c.data) v = 1.0f;
+    b->product(ta, Op::N, 2.0f, ah.cview(), bh.cview(), 0.5f, c.view());
+    auto ref = test::reference_gemm(ta, Op::N, a, bm);
+    for (double& v : ref.data) v = 2.0 * v + 0.5;
+    EXPECT_LT(test::relative_error(c, ref), 1e-6) << (ta == Op::N ? "N" : "T");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Classes, HostGemm,
                          ::testing::Values(Elements::Normal, Elements::Uniform01, Elements::ExpRand_m15_15,
                                            Elements::ExpRand_m35_m15, Elements::ExpRand_m45_m35),

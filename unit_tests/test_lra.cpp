@@ -53,14 +53,20 @@ TEST(Lra, PaperOrderingsOnGaussianRankK) {
   for (const auto& [name, b] : test::portable_backends()) {
     const double fp32 = lra_error(*b, a, run(*b, a, k, LraProducts::FP32, 0));
     const double fp16 = lra_error(*b, a, run(*b, a, k, LraProducts::FP16, 0));
+    const double once = lra_error(*b, a, run(*b, a, k, LraProducts::FP16Once, 0));
+    const double once_refined = lra_error(*b, a, run(*b, a, k, LraProducts::FP16Once, 1, false));
     const auto refined = run(*b, a, k, LraProducts::FP16, 1, false);
     const double fp16_refined = lra_error(*b, a, refined);
-    std::printf("%s: fp32 %.2e, fp16 %.2e, fp16 refined %.2e\n", name.c_str(), fp32, fp16, fp16_refined);
+    std::printf("%s: fp32 %.2e, fp16 %.2e, fp16 refined %.2e, fp16-once %.2e, refined %.2e\n", name.c_str(), fp32,
+                fp16, fp16_refined, once, once_refined);
     EXPECT_LT(fp32, 1e-5) << name;
     EXPECT_GT(fp16, 10 * fp32) << name << ": FP16 products must be worse than FP32";
     EXPECT_LT(fp16, 1e-2) << name;
     EXPECT_EQ(refined.X.cols(), 3 * k) << name;
     EXPECT_LE(fp16_refined, 2 * fp32) << name << ": refinement must reach the FP32 baseline";
+    EXPECT_LT(once, 3 * fp16) << name << ": 16|32 is as accurate as 32|32";
+    EXPECT_GT(once, 10 * fp32) << name;
+    EXPECT_LE(once_refined, 2 * fp32) << name;
   }
 }
 

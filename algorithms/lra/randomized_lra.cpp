@@ -14,7 +14,8 @@ ProductPrecision precision_of(LraProducts p) {
   switch (p) {
     case LraProducts::FP32: return ProductPrecision::fp32();
     case LraProducts::TF32: return ProductPrecision::tf32();
-    case LraProducts::FP16: return ProductPrecision::fp16();
+    case LraProducts::FP16:
+    case LraProducts::FP16Once: return ProductPrecision::fp16();
     case LraProducts::Split: return ProductPrecision::split_in(TensorCore::Auto);
     case LraProducts::Auto: break;
   }
@@ -30,20 +31,35 @@ struct Run {
   Stopwatch& clock;
 };
 
+/// x rounded to FP16 (round to nearest).
+Matrix<fp16> half_of(Backend& b, MatrixView<const float> x) {
+  Matrix<fp16> h(b, x.rows(), x.cols(), "FP16");
+  b.convert(x, h.view());
+  return h;
+}
+
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
-/// written into x (m x k) and y (n x k).
+/// written into x (m x k) and y (n x k). With 16|32, A is rounded to FP16 once for both products.
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
               MatrixView<float> y) {
   const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
-  const Matrix<float> omega = RandomOperator({n, l, Distribution::Gaussian}, state).materialize<float>(r.b);
+  const bool once = r.o.products == LraProducts::FP16Once;
+  const Matrix<fp16> a16 = once ? half_of(r.b, a) : Matrix<fp16>();
+  const RandomOperator omega({n, l, Distribution::Gaussian}, state);
   Matrix<float> q(r.b, m, l, "B");
-  r.b.product(Op::N, Op::N, 1.0f, a, omega, 0.0f, q, r.precision);
+  if (once)
+    r.b.product(Op::N, Op::N, 1.0f, a16, omega.materialize<fp16>(r.b), 0.0f, q);
+  else
+    r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<float>(r.b), 0.0f, q, r.precision);
   require_finite_sketch(r.b, a, q);
   r.clock.lap("products");
   r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q.view(), r.o.orthonormalizer)));
   r.clock.lap("orthonormalisation");
   Matrix<float> at_q(r.b, n, l, "Y");
-  r.b.product(Op::T, Op::N, 1.0f, a, q, 0.0f, at_q, r.precision);
+  if (once)
+    r.b.product(Op::T, Op::N, 1.0f, a16, half_of(r.b, q), 0.0f, at_q);
+  else
+    r.b.product(Op::T, Op::N, 1.0f, a, q, 0.0f, at_q, r.precision);
   r.b.copy(MatrixView<const float>(q.view().block(0, 0, m, k)), x);
   r.b.copy(MatrixView<const float>(at_q.view().block(0, 0, n, k)), y);
   r.clock.lap("products");
@@ -112,7 +128,7 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
   require_rank_arguments(m, n, k, o.oversampling, 0);
   if (o.refinements > 0) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
   require_space(a, b.memory_space(), "A");
-  if (o.products == LraProducts::FP16) require_fp16_range(b, a);
+  if (o.products == LraProducts::FP16 || o.products == LraProducts::FP16Once) require_fp16_range(b, a);
   LraResult res;
   res.report.backend = b.description();
   res.report.products = to_string(o.products);

@@ -21,13 +21,16 @@ enum class LraProducts {
   TF32,      ///< TF32 Tensor Cores (cuBLAS); operands rounded to TF32 elsewhere
   FP16,      ///< "tgemm 32|32": FP32 operands rounded to FP16 inside each product, FP32 sums and C
              ///< (TF32 instead where an operand exceeds FP16's range: the product family's rule)
+  FP16Once,  ///< "16|32": A rounded to FP16 once and used by both products (Omega and Q in FP16
+             ///< too), FP16 Tensor Cores with FP32 sums and C; A's FP16 copy costs m n 2 bytes
   Split,     ///< SHGEMM / TCEC: A split into two FP16 (or TF32) terms, FP32 accuracy
   Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere
 };
 
 inline const EnumNames<LraProducts>& names_of(LraProducts) {
   static const EnumNames<LraProducts> names{{LraProducts::FP32, "fp32"}, {LraProducts::TF32, "tf32"},
-                                            {LraProducts::FP16, "fp16"}, {LraProducts::Split, "split"},
+                                            {LraProducts::FP16, "fp16"}, {LraProducts::FP16Once, "fp16-once"},
+                                            {LraProducts::Split, "split"},
                                             {LraProducts::Auto, "auto"}};
   return names;
 }

@@ -265,15 +265,21 @@ class CudaBackend final : public Backend {
       Matrix<fp16> ah(*this, a.rows(), a.cols(), "A"), bh(*this, b.rows(), b.cols(), "B");
       cuda::launch_convert(a, ah.view(), stream());
       cuda::launch_convert(b, bh.view(), stream());
-      RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, ah.data(), CUDA_R_16F,
-                                blas_int(ah.view().ld(), "A.ld"), bh.data(), CUDA_R_16F, blas_int(bh.view().ld(), "B.ld"),
-                                &beta, c.data(), CUDA_R_32F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_32F,
-                                CUBLAS_GEMM_DEFAULT));
+      do_product(ta, tb, alpha, ah, bh, beta, c);
       return;  // ah and bh go back to the stream-ordered pool after the product
     }
     RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, a.data(), CUDA_R_32F,
                               blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_32F, blas_int(b.ld(), "B.ld"), &beta, c.data(),
                               CUDA_R_32F, blas_int(c.ld(), "C.ld"), compute_type(precision.mode), CUBLAS_GEMM_DEFAULT));
+  }
+
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                  MatrixView<float> c) override {
+    const DeviceScope scope(device_);
+    const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
+    RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, a.data(), CUDA_R_16F,
+                              blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_16F, blas_int(b.ld(), "B.ld"), &beta, c.data(),
+                              CUDA_R_32F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
   void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,

@@ -90,6 +90,13 @@ class PortableBackend final : public Backend {
                   MatrixView<double> c) override {
     blas_gemm(ta, tb, alpha, a, b, beta, c);
   }
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                  MatrixView<float> c) override {
+    Matrix<float> aw(*this, a.rows(), a.cols(), "A"), bw(*this, b.rows(), b.cols(), "B");  // exact widening
+    portable::map(exec_, a, aw.view(), ToFloat{});
+    portable::map(exec_, b, bw.view(), ToFloat{});
+    blas_gemm<float>(ta, tb, alpha, aw, bw, beta, c);
+  }
   void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                   MatrixView<float> c, const ProductPrecision& precision, ProductReport* report) override {
     if (precision.mode == ProductMode::FP32) return blas_gemm(ta, tb, alpha, a, b, beta, c);

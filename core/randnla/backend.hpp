@@ -114,6 +114,16 @@ class Backend : public DeviceContext {
   /// other mode multiplies the exact FP32 widening of B.
   void product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
                MatrixView<float> c, ProductPrecision precision = {}, ProductReport* report = nullptr);
+  /// A and B FP16, sums and C FP32: FP16 Tensor Cores (cuBLAS GemmEx) on the GPU, BLAS on the
+  /// exact FP32 widening elsewhere. For an operand rounded to FP16 once and used by several
+  /// products (the randomized LRA's "16|32"). k = 0 gives C := beta C.
+  void product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+               MatrixView<float> c) {
+    product_checks(ta, tb, a, b, c);
+    if (c.empty()) return;
+    if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
+    do_product(ta, tb, alpha, a, b, beta, c);
+  }
   /// FP64: DGEMM.
   void product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
                MatrixView<double> c) {
@@ -215,6 +225,8 @@ class Backend : public DeviceContext {
   /// SHGEMM: A split in the format `format`, B FP16.
   virtual void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b,
                                 float beta, MatrixView<float> c, TensorCore format, ProductReport* report) = 0;
+  virtual void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                          MatrixView<float> c) = 0;
   virtual void do_product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b,
                           double beta, MatrixView<double> c) = 0;
   /// One do_product per matrix of the batch; backends with a batched library call override these.
