@@ -94,9 +94,11 @@ TEST(Lra, RecompressedRankKIsNearOptimal) {
 // The same seed gives the same factors on every portable backend (Serial and OpenMP on 2 threads
 // in the Kokkos 4 configuration).
 TEST(Lra, SameSeedSameFactorsOnEveryBackend) {
+  const auto backends = test::portable_backends();
+  if (backends.size() < 2) GTEST_SKIP() << "one execution space in this Kokkos: nothing to compare";
   const auto a = gaussian_rank(120, 90, 6, 3);
   std::vector<test::HostMatrix<float>> xs;
-  for (const auto& [name, b] : test::portable_backends()) xs.push_back(test::to_host(*b, run(*b, a, 6, LraProducts::FP32, 0).X));
+  for (const auto& [name, b] : backends) xs.push_back(test::to_host(*b, run(*b, a, 6, LraProducts::FP32, 0).X));
   for (std::size_t i = 1; i < xs.size(); ++i)
     for (std::size_t e = 0; e < xs[0].data.size(); ++e) ASSERT_NEAR(xs[i].data[e], xs[0].data[e], 1e-5f);
 }
