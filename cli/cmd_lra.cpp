@@ -1,7 +1,5 @@
 // randnla lra: the mixed-precision randomized LRA of a matrix file with every product variant, with
 // and without refinement, side by side (time, error); writes X and Y of the first variant asked for.
-#include <unistd.h>
-
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -49,9 +47,7 @@ int run_lra(int argc, char** argv) {
   require(o.has("input"), "--input", "(missing)", "is required");
   require(o.has("rank"), "--rank", "(missing)", "is required");
   const std::string dir = o.text("output");
-  for (const char* f : {"X.npy", "Y.npy"})
-    if (!o.has("force") && access((dir + "/" + f).c_str(), F_OK) == 0)
-      throw InvalidArgument("output", "'" + dir + "/" + f + "'", "exists; pass --force to replace it");
+  require_new_outputs(dir, {"X.npy", "Y.npy"}, o.has("force"));
   const auto variants = products_list(o.text("products"));
   auto backend = open_backend(o);
   const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));

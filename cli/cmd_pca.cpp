@@ -72,10 +72,8 @@ int run_pca(int argc, char** argv) {
                      "pca-out"))
     return 0;
   const std::string dir = o.text("output");
-  const char* outputs[] = {"components.npy", "singular_values.npy", "components.png", "singular_values.png"};
-  for (const char* f : outputs)
-    if (!o.has("force") && access((dir + "/" + f).c_str(), F_OK) == 0)
-      throw InvalidArgument("output", "'" + dir + "/" + f + "'", "exists; pass --force to replace it");
+  require_new_outputs(dir, {"components.npy", "singular_values.npy", "components.png", "singular_values.png"},
+                      o.has("force"));
   auto b = open_backend(o);
   io::DenseMatrix x = load_matrix(o.text("input"));
   const index_t m = x.rows, n = x.cols, k = o.integer("components");

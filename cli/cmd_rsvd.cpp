@@ -1,6 +1,4 @@
 // randnla rsvd: rank-k (or fixed-accuracy) randomized SVD of a matrix file; writes U, S, V.
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "commands.hpp"
@@ -14,15 +12,6 @@ void print_report(const RsvdReport& r) {
   std::printf("sketch: %s\northonormalisers:", r.sketch_kernel.c_str());
   for (const auto& o : r.orthonormalizers) std::printf(" %s", o.c_str());
   std::printf("\nphases: %s\n", r.phases.to_string().c_str());
-}
-
-/// Throws before any work when an output would be overwritten without --force.
-void check_outputs(const std::string& dir, bool force) {
-  for (const char* f : {"U.npy", "S.npy", "V.npy"}) {
-    const std::string path = dir + "/" + f;
-    if (!force && access(path.c_str(), F_OK) == 0)
-      throw InvalidArgument("output", "'" + path + "'", "exists; pass --force to replace it");
-  }
 }
 
 }  // namespace
@@ -44,7 +33,7 @@ int run_rsvd(int argc, char** argv) {
   require(o.has("input"), "--input", "(missing)", "is required");
   require(o.has("rank") != o.has("tolerance"), "--rank/--tolerance", "both or neither", "give exactly one");
   const std::string dir = o.text("output");
-  check_outputs(dir, o.has("force"));
+  require_new_outputs(dir, {"U.npy", "S.npy", "V.npy"}, o.has("force"));
   auto backend = open_backend(o);
   const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
   Progress progress;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,8 @@ io::DenseMatrix load_matrix(const std::string& path);
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m);
 /// Writes a backend matrix as FP32 .npy (atomically; --force to replace).
 void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bool force);
+/// Throws before any work when one of `files` already exists in dir and --force was not given.
+void require_new_outputs(const std::string& dir, std::initializer_list<const char*> files, bool force);
 /// Creates the output directory if needed.
 void make_directory(const std::string& dir);
 

@@ -1,4 +1,5 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -57,6 +58,14 @@ void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bo
   b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
   io::write_file_atomically(path, io::npy_bytes(host.data(), x.rows(), x.cols()), force);
   std::printf("wrote %s (%lld x %lld)\n", path.c_str(), static_cast<long long>(x.rows()), static_cast<long long>(x.cols()));
+}
+
+void require_new_outputs(const std::string& dir, std::initializer_list<const char*> files, bool force) {
+  for (const char* f : files) {
+    const std::string path = dir + "/" + f;
+    if (!force && access(path.c_str(), F_OK) == 0)
+      throw InvalidArgument("output", "'" + path + "'", "exists; pass --force to replace it");
+  }
 }
 
 void make_directory(const std::string& dir) {

@@ -334,6 +334,9 @@ TEST(Gpu, TensorCoreTruncatesItsSumWhereSgemmRoundsToNearest) {
   }
 }
 
+/// The IEEE class of x as the non-finite tests compare it: 0 finite, +-1 +-Inf, 2 NaN.
+int kind(float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; }
+
 // Inf and NaN in the FP32 operand give the C that SGEMM gives, element by element: +-Inf where
 // an infinity meets a nonzero, NaN for Inf * 0, NaN, or opposite infinities (the FP16 split
 // saturates hi so that lo carries the infinity, instead of lo = Inf - Inf = NaN).
@@ -350,7 +353,6 @@ TEST(Gpu, InfAndNanPropagateAsInSgemm) {
   Matrix<float> ref(*dev, m, n), c(*dev, m, n);
   dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, ref, ProductPrecision::fp32());
   const auto r = test::to_host(*dev, ref);
-  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
   int non_finite = 0;
   for (float x : r.data) non_finite += kind(x) != 0;
   ASSERT_EQ(non_finite, 4 * n) << "rows 3, 7, 11 and 13 of SGEMM's C are non-finite";
@@ -387,7 +389,6 @@ TEST(Gpu, NonFiniteProductsKeepBetaC) {
   auto ref = test::to_backend(*dev, c0);
   dev->product(Op::N, Op::N, 2.0f, da, db, 0.5f, ref, ProductPrecision::fp32());
   const auto r = test::to_host(*dev, ref);
-  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
   for (const char* kernel : tensor_core_kernels(*dev)) {
     ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
     for (TensorCore tc : {TensorCore::FP16, TensorCore::TF32})
@@ -430,7 +431,6 @@ TEST(Gpu, ManyInfinitiesInEitherOperandJoinAsInSgemm) {
       for (index_t j = 0; j < x.cols; ++j) t(j, i) = x(i, j);
     return t;
   };
-  auto kind = [](float x) { return std::isnan(x) ? 2 : std::isinf(x) ? (x > 0 ? 1 : -1) : 0; };
   for (Op op : {Op::N, Op::T}) {
     const auto da = test::to_backend(*dev, op == Op::N ? a : transposed(a));
     const auto hb = op == Op::N ? b : transposed(b);
@@ -525,16 +525,10 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
   const index_t m = 2000, n = 1500, k = 32;
-  const auto g1 = test::random_matrix(m, k, Elements::Normal, 81), g2 = test::random_matrix(n, k, Elements::Normal, 82);
-  const auto ref = test::reference_gemm(Op::N, Op::T, g1, g2);
-  test::HostMatrix<float> a(m, n);
-  for (std::size_t e = 0; e < ref.data.size(); ++e) a.data[e] = static_cast<float>(ref.data[e]);
+  const auto a = test::gaussian_rank(m, n, k, 81);
   const auto da = test::to_backend(*dev, a);
   auto error = [&](Backend& b, const LraResult& r) {
-    const auto x = test::to_host(b, r.X), y = test::to_host(b, r.Y);
-    test::HostMatrix<float> ones(x.cols, 1);
-    for (float& v : ones.data) v = 1.0f;
-    return test::lowrank_relative_error(a.cview(), x.cview(), ones.cview(), y.cview());
+    return test::factor_relative_error(a.cview(), test::to_host(b, r.X).cview(), test::to_host(b, r.Y).cview());
   };
   double fp32 = 0;
   for (LraProducts p : {LraProducts::FP32, LraProducts::TF32, LraProducts::FP16, LraProducts::FP16Once,

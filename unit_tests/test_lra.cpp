@@ -16,22 +16,9 @@ using namespace randnla;
 
 namespace {
 
-/// A = G1 G2^T with Gaussian G1 (m x r), G2 (n x r): exactly rank r (the paper's test matrices).
-test::HostMatrix<float> gaussian_rank(index_t m, index_t n, index_t r, std::uint64_t seed) {
-  const auto g1 = test::random_matrix(m, r, test::Elements::Normal, seed);
-  const auto g2 = test::random_matrix(n, r, test::Elements::Normal, seed + 1);
-  const auto a = test::reference_gemm(Op::N, Op::T, g1, g2);
-  test::HostMatrix<float> out(m, n);
-  for (std::size_t e = 0; e < a.data.size(); ++e) out.data[e] = static_cast<float>(a.data[e]);
-  return out;
-}
-
 /// ||A - X Y^T||_F / ||A||_F in FP64 on the host.
 double lra_error(Backend& b, const test::HostMatrix<float>& a, const LraResult& r) {
-  const auto x = test::to_host(b, r.X), y = test::to_host(b, r.Y);
-  test::HostMatrix<float> ones(x.cols, 1);
-  for (float& v : ones.data) v = 1.0f;
-  return test::lowrank_relative_error(a.cview(), x.cview(), ones.cview(), y.cview());
+  return test::factor_relative_error(a.cview(), test::to_host(b, r.X).cview(), test::to_host(b, r.Y).cview());
 }
 
 LraResult run(Backend& b, const test::HostMatrix<float>& a, index_t k, LraProducts products, int refinements,
@@ -49,7 +36,7 @@ LraResult run(Backend& b, const test::HostMatrix<float>& a, index_t k, LraProduc
 // are about 1e-3 off; one refinement step brings FP16 to the FP32 baseline's level, at rank 3k.
 TEST(Lra, PaperOrderingsOnGaussianRankK) {
   const index_t m = 400, n = 300, k = 12;
-  const auto a = gaussian_rank(m, n, k, 7);
+  const auto a = test::gaussian_rank(m, n, k, 7);
   for (const auto& [name, b] : test::portable_backends()) {
     const double fp32 = lra_error(*b, a, run(*b, a, k, LraProducts::FP32, 0));
     const double fp16 = lra_error(*b, a, run(*b, a, k, LraProducts::FP16, 0));
@@ -96,7 +83,7 @@ TEST(Lra, RecompressedRankKIsNearOptimal) {
 TEST(Lra, SameSeedSameFactorsOnEveryBackend) {
   const auto backends = test::portable_backends();
   if (backends.size() < 2) GTEST_SKIP() << "one execution space in this Kokkos: nothing to compare";
-  const auto a = gaussian_rank(120, 90, 6, 3);
+  const auto a = test::gaussian_rank(120, 90, 6, 3);
   std::vector<test::HostMatrix<float>> xs;
   for (const auto& [name, b] : backends) xs.push_back(test::to_host(*b, run(*b, a, 6, LraProducts::FP32, 0).X));
   for (std::size_t i = 1; i < xs.size(); ++i)
@@ -105,7 +92,7 @@ TEST(Lra, SameSeedSameFactorsOnEveryBackend) {
 
 TEST(Lra, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
-  const auto a = test::to_backend(*b, gaussian_rank(50, 40, 4, 5));
+  const auto a = test::to_backend(*b, test::gaussian_rank(50, 40, 4, 5));
   auto message = [&](index_t k, const LraOptions& o) {
     try {
       randomized_lra(*b, a, k, o);
@@ -122,7 +109,7 @@ TEST(Lra, BadArgumentsNameTheParameter) {
   EXPECT_NE(message(30, o).find("40"), std::string::npos) << message(30, o);  // 2k + p > min(m, n)
   o.refinements = 0, o.tolerance = -1;
   EXPECT_NE(message(4, o).find("tolerance = -1"), std::string::npos);
-  auto bad = gaussian_rank(50, 40, 4, 5);
+  auto bad = test::gaussian_rank(50, 40, 4, 5);
   bad(3, 7) = NAN;
   EXPECT_THROW(randomized_lra(*b, test::to_backend(*b, bad), 4), InvalidArgument);
 }
@@ -134,7 +121,7 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
   const index_t m = 300, n = 200, k = 8;
   for (const auto& [name, b] : test::portable_backends()) {
     for (float scale : {std::ldexp(1.0f, 20), std::ldexp(1.0f, -24)}) {
-      auto big = gaussian_rank(m, n, k, 21);
+      auto big = test::gaussian_rank(m, n, k, 21);
       for (float& v : big.data) v *= scale;
       try {
         run(*b, big, k, LraProducts::FP16, 0);
@@ -143,7 +130,7 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
         EXPECT_NE(std::string(e.what()).find("products = fp16"), std::string::npos) << e.what();
       }
     }
-    auto small = gaussian_rank(m, n, k, 22);
+    auto small = test::gaussian_rank(m, n, k, 22);
     for (float& v : small.data) v *= std::ldexp(1.0f, -14);
     const double fp32 = lra_error(*b, small, run(*b, small, k, LraProducts::FP32, 0));
     const double fp16_refined = lra_error(*b, small, run(*b, small, k, LraProducts::FP16, 1, false));
@@ -154,7 +141,7 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
     o.products = LraProducts::FP32;
     o.refinements = 3;
     o.tolerance = 1e-4;
-    const auto a = gaussian_rank(m, n, k, 23);
+    const auto a = test::gaussian_rank(m, n, k, 23);
     const auto r = randomized_lra(*b, test::to_backend(*b, a), k, o);
     EXPECT_EQ(r.report.refinements, 0) << name << ": FP32 already meets 1e-4";
     ASSERT_EQ(r.report.residuals.size(), 1u);
@@ -166,7 +153,7 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
 // The Kokkos-native entry: views in, views out, on the default execution space.
 TEST(Lra, KokkosViewsInAndOut) {
   const index_t m = 80, n = 60, k = 5;
-  const auto h = gaussian_rank(m, n, k, 9);
+  const auto h = test::gaussian_rank(m, n, k, 9);
   Kokkos::View<float**, Kokkos::LayoutLeft> a("A", m, n);
   auto ha = Kokkos::create_mirror_view(a);
   for (index_t j = 0; j < n; ++j)

@@ -138,6 +138,20 @@ double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float>
   return std::sqrt(num / den);
 }
 
+HostMatrix<float> gaussian_rank(index_t m, index_t n, index_t r, std::uint64_t seed) {
+  const auto a = reference_gemm(Op::N, Op::T, random_matrix(m, r, Elements::Normal, seed),
+                                random_matrix(n, r, Elements::Normal, seed + 1));
+  HostMatrix<float> out(m, n);
+  for (std::size_t e = 0; e < a.data.size(); ++e) out.data[e] = static_cast<float>(a.data[e]);
+  return out;
+}
+
+double factor_relative_error(MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y) {
+  HostMatrix<float> ones(x.cols(), 1);
+  for (float& v : ones.data) v = 1.0f;
+  return lowrank_relative_error(a, x, ones.cview(), y);
+}
+
 std::vector<double> singular_values(MatrixView<const float> a) {
   const int m = static_cast<int>(a.rows()), n = static_cast<int>(a.cols());
   std::vector<double> ad(static_cast<std::size_t>(m) * n), s(static_cast<std::size_t>(std::min(m, n)));

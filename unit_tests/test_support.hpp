@@ -43,6 +43,11 @@ double relative_error(const HostMatrix<float>& c, const HostMatrix<double>& r);
 HostMatrix<float> matrix_with_spectrum(index_t m, index_t n, const std::vector<double>& sigma, std::uint64_t seed);
 /// sqrt(sum_{i >= k} sigma_i^2): the Eckart–Young optimum of a rank-k approximation.
 double eckart_young(const std::vector<double>& sigma, index_t k);
+/// A = G1 G2^T with Gaussian G1 (m x r), G2 (n x r), formed in FP64: exactly rank r (the randomized
+/// LRA paper's test matrices).
+HostMatrix<float> gaussian_rank(index_t m, index_t n, index_t r, std::uint64_t seed);
+/// ||A - X Y^T||_F / ||A||_F in FP64, host views.
+double factor_relative_error(MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y);
 /// ||A - U diag(S) V^T||_F / ||A||_F in FP64, host views.
 double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float> u, MatrixView<const float> s,
                               MatrixView<const float> v);
