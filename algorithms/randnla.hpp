@@ -117,7 +117,8 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
 }
 
 /// Mixed-precision randomized LRA of A with optional refinement and recompression (Baboulin et
-/// al. 2024, Algorithms 1, 3-5; see randomized_lra(Backend&, ...)) on `exec`. A is not modified.
+/// al. 2024, Algorithms 1, 3-5; see randomized_lra(Backend&, ...)) on `exec`. A is not modified
+/// unless it is passed as options.residual_buffer (view_of(A)).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AView& a, index_t k,
                                                      const LraOptions& options = {}) {

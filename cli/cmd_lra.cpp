@@ -1,5 +1,6 @@
 // randnla lra: the mixed-precision randomized LRA of a matrix file with every product variant, with
-// and without refinement, side by side (time, error); writes X and Y of the first variant asked for.
+// and without refinement, side by side (time, error, the library's peak memory besides A); writes X
+// and Y of the first variant asked for.
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -34,8 +35,9 @@ int run_lra(int argc, char** argv) {
   o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
       .option("rank", "", "k, the rank of the approximation")
       .option("oversampling", "0", "p: Omega has k + p columns")
-      .option("products", "fp32,tf32,fp16,fp16-once,split",
-              "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | split | auto")
+      .option("products", "fp32,tf32,fp16,fp16-once,fp16-all,split",
+              "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | "
+              "auto")
       .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | auto")
       .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k")
       .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");
@@ -60,16 +62,19 @@ int run_lra(int argc, char** argv) {
   const index_t k = o.integer("rank");
   std::printf("rank k = %lld, oversampling p = %lld, refinement steps %d (recompressed to k)\n",
               static_cast<long long>(k), static_cast<long long>(opt.oversampling), refinements);
-  std::printf("%-8s %-8s %10s %12s %6s\n", "products", "refined", "ms", "rel. error", "steps");
+  std::printf("%-9s %-8s %10s %12s %6s %10s\n", "products", "refined", "ms", "rel. error", "steps", "peak MiB");
   LraResult first;
   for (LraProducts p : variants)
     for (int steps : {0, refinements}) {
       opt.products = p;
       opt.refinements = steps;
       randomized_lra(*backend, a, k, opt);  // warm-up: handles, workspaces
+      backend->reset_peak_memory();
+      const std::size_t before = backend->memory_use().bytes;
       LraResult r = randomized_lra(*backend, a, k, opt);
-      std::printf("%-8s %-8s %10.2f %12.4e %6d\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
-                  lra_error(*backend, a, r), r.report.refinements);
+      std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
+                  lra_error(*backend, a, r), r.report.refinements,
+                  static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20));
       if (p == variants.front() && steps == refinements) first = std::move(r);
       if (refinements == 0) break;
     }

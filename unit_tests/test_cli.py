@@ -102,12 +102,13 @@ with tempfile.TemporaryDirectory() as d:
     np.save(low, (rng.standard_normal((80, 5)) @ rng.standard_normal((5, 50))).astype(np.float32))
     lra_out = os.path.join(d, "lra")
     code, out_text, err = run("lra", "--input", low, "--rank", "5", "--output", lra_out, "--backend", "host")
-    rows = {(r[0], r[1]): float(r[-2]) for r in (l.split() for l in out_text.splitlines())
-            if len(r) == 5 and r[1] in ("yes", "no")}
+    rows = {(r[0], r[1]): float(r[3]) for r in (l.split() for l in out_text.splitlines())
+            if len(r) == 6 and r[1] in ("yes", "no")}
     shapes = [np.load(os.path.join(lra_out, f)).shape for f in ("X.npy", "Y.npy")] if code == 0 else []
-    ok = (code == 0 and len(rows) == 10 and shapes == [(80, 5), (50, 5)]
+    ok = (code == 0 and len(rows) == 12 and shapes == [(80, 5), (50, 5)]
           and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6
-                  for p in ("fp32", "tf32", "fp16", "fp16-once", "split")))
+                  for p in ("fp32", "tf32", "fp16", "fp16-once", "split"))
+          and rows[("fp16-all", "yes")] < 0.1 * rows[("fp16-all", "no")])
     print(("PASS " if ok else "FAIL ") + "lra: %s" % (rows if ok else (code, out_text, err.strip())))
     if not ok:
         failures.append("lra")

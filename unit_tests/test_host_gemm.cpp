@@ -80,6 +80,30 @@ TEST(HostGemmFp16, BothOperandsFp16SumInFp32) {
   }
 }
 
+// FP16 sums and C ("16|16"): every partial sum rounded to FP16 in order of k, as a sequential
+// FP16 loop here rounds it (bit for bit), and an FP16-sized error against FP64.
+TEST(HostGemmFp16, Fp16SumsAndC) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 23, n = 19, k = 400;
+  auto a = test::random_matrix(k, m, Elements::Normal, 41), bm = test::random_matrix(k, n, Elements::Normal, 42);
+  test::HostMatrix<fp16> ah(k, m), bh(k, n), c(m, n);
+  for (std::size_t i = 0; i < a.data.size(); ++i) ah.data[i] = to_fp16(a.data[i]), a.data[i] = to_float(ah.data[i]);
+  for (std::size_t i = 0; i < bm.data.size(); ++i) bh.data[i] = to_fp16(bm.data[i]), bm.data[i] = to_float(bh.data[i]);
+  b->product(Op::T, Op::N, 1.0f, ah.cview(), bh.cview(), 0.0f, c.view());
+  const auto ref = test::reference_gemm(Op::T, Op::N, a, bm);
+  test::HostMatrix<float> widened(m, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < m; ++i) {
+      float sum = 0;
+      for (index_t t = 0; t < k; ++t) sum = to_float(to_fp16(sum + a(t, i) * bm(t, j)));
+      ASSERT_EQ(to_float(c(i, j)), sum) << i << "," << j;
+      widened(i, j) = to_float(c(i, j));
+    }
+  const double error = test::relative_error(widened, ref);
+  EXPECT_GT(error, 1e-4);
+  EXPECT_LT(error, 2e-2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Classes, HostGemm,
                          ::testing::Values(Elements::Normal, Elements::Uniform01, Elements::ExpRand_m15_15,
                                            Elements::ExpRand_m35_m15, Elements::ExpRand_m45_m35),

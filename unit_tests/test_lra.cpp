@@ -33,7 +33,8 @@ LraResult run(Backend& b, const test::HostMatrix<float>& a, index_t k, LraProduc
 }  // namespace
 
 // The paper's matrices (rank k, p = 0): FP32 products recover A to FP32 rounding; FP16 products
-// are about 1e-3 off; one refinement step brings FP16 to the FP32 baseline's level, at rank 3k.
+// are about 1e-3 off, 16|16 (FP16 sums) worst; one refinement step brings 32|32 and 16|32 to the
+// FP32 baseline's level, at rank 3k; 16|16 gains at least two digits in two.
 TEST(Lra, PaperOrderingsOnGaussianRankK) {
   const index_t m = 400, n = 300, k = 12;
   const auto a = test::gaussian_rank(m, n, k, 7);
@@ -42,10 +43,16 @@ TEST(Lra, PaperOrderingsOnGaussianRankK) {
     const double fp16 = lra_error(*b, a, run(*b, a, k, LraProducts::FP16, 0));
     const double once = lra_error(*b, a, run(*b, a, k, LraProducts::FP16Once, 0));
     const double once_refined = lra_error(*b, a, run(*b, a, k, LraProducts::FP16Once, 1, false));
+    const double all = lra_error(*b, a, run(*b, a, k, LraProducts::FP16All, 0));
+    const double all_refined = lra_error(*b, a, run(*b, a, k, LraProducts::FP16All, 2, false));
     const auto refined = run(*b, a, k, LraProducts::FP16, 1, false);
     const double fp16_refined = lra_error(*b, a, refined);
-    std::printf("%s: fp32 %.2e, fp16 %.2e, fp16 refined %.2e, fp16-once %.2e, refined %.2e\n", name.c_str(), fp32,
-                fp16, fp16_refined, once, once_refined);
+    std::printf("%s: fp32 %.2e, fp16 %.2e, fp16 refined %.2e, fp16-once %.2e, refined %.2e, fp16-all %.2e, "
+                "refined twice %.2e\n",
+                name.c_str(), fp32, fp16, fp16_refined, once, once_refined, all, all_refined);
+    EXPECT_GT(all, 3 * fp16) << name << ": 16|16 (FP16 sums and C) must be the worst";
+    EXPECT_GT(all, 3 * once) << name;
+    EXPECT_LE(all_refined, all / 100) << name << ": two refinement steps gain 16|16 two digits";
     EXPECT_LT(fp32, 1e-5) << name;
     EXPECT_GT(fp16, 10 * fp32) << name << ": FP16 products must be worse than FP32";
     EXPECT_LT(fp16, 1e-2) << name;
@@ -147,6 +154,35 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
     ASSERT_EQ(r.report.residuals.size(), 1u);
     EXPECT_LE(r.report.residuals[0], 1e-4);
     EXPECT_EQ(r.X.cols(), k);
+  }
+}
+
+// A residual buffer given by the caller, A itself included, gives the same factors as one of
+// the algorithm's own, with an m x n FP32 matrix less at the peak; one of another shape is refused.
+TEST(Lra, ResidualInTheCallersBuffer) {
+  const index_t m = 300, n = 200, k = 8;
+  const auto h = test::gaussian_rank(m, n, k, 31);
+  for (const auto& [name, b] : test::portable_backends()) {
+    LraOptions o;
+    o.products = LraProducts::FP16;
+    o.refinements = 1;
+    auto peak_of = [&](bool overwrite, test::HostMatrix<float>& x) {
+      Matrix<float> a = test::to_backend(*b, h);
+      o.residual_buffer = overwrite ? a.view() : MatrixView<float>();
+      b->reset_peak_memory();
+      const std::size_t before = b->memory_use().bytes;
+      const LraResult r = randomized_lra(*b, a, k, o);
+      x = test::to_host(*b, r.X);
+      return b->memory_use().peak_bytes - before;
+    };
+    test::HostMatrix<float> kept, overwritten;
+    const std::size_t with_e = peak_of(false, kept), without_e = peak_of(true, overwritten);
+    std::printf("%s: peak %zu bytes with E, %zu overwriting A\n", name.c_str(), with_e, without_e);
+    EXPECT_EQ(with_e - without_e, static_cast<std::size_t>(m * n) * sizeof(float) + sizeof(float)) << name;
+    EXPECT_EQ(kept.data, overwritten.data) << name;
+    Matrix<float> small(*b, m, n - 1);
+    o.residual_buffer = small.view();
+    EXPECT_THROW(randomized_lra(*b, test::to_backend(*b, h), k, o), InvalidArgument) << name;
   }
 }
 

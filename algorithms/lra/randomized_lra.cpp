@@ -15,7 +15,8 @@ ProductPrecision precision_of(LraProducts p) {
     case LraProducts::FP32: return ProductPrecision::fp32();
     case LraProducts::TF32: return ProductPrecision::tf32();
     case LraProducts::FP16:
-    case LraProducts::FP16Once: return ProductPrecision::fp16();
+    case LraProducts::FP16Once:
+    case LraProducts::FP16All: return ProductPrecision::fp16();
     case LraProducts::Split: return ProductPrecision::split_in(TensorCore::Auto);
     case LraProducts::Auto: break;
   }
@@ -38,17 +39,40 @@ Matrix<fp16> half_of(Backend& b, MatrixView<const float> x) {
   return h;
 }
 
+/// op(A16) op(B16) into c: FP32 sums, or with 16|16 FP16 sums and an FP16 C widened to c, refused
+/// where a partial sum overflowed FP16 (no Inf is passed on as a result).
+void half_product(Run& r, Op ta, MatrixView<const fp16> a16, MatrixView<const fp16> b16, MatrixView<float> c) {
+  if (r.o.products != LraProducts::FP16All) return r.b.product(ta, Op::N, 1.0f, a16, b16, 0.0f, c);
+  Matrix<fp16> c16(r.b, c.rows(), c.cols(), "C16");
+  r.b.product(ta, Op::N, 1.0f, a16, b16, 0.0f, c16.view());
+  r.b.convert(c16, c);
+  require(r.b.exponent_histogram(c).nonfinite() == 0, "products", "fp16-all",
+          "overflowed: a partial sum of A's FP16 product left FP16's range (A's column or row norms exceed "
+          "about 6e4); scale A down or use fp16-once");
+}
+
+/// Omega (n x l) in FP16 with 16|16 scaled by a power of two near 1/sqrt(n), so that its columns
+/// have about unit norm and B's FP16 partial sums stay near A's row norms (the basis of range(B)
+/// does not depend on Omega's scale); unscaled otherwise.
+Matrix<fp16> half_omega(Run& r, const RandomOperator& omega, index_t n) {
+  if (r.o.products != LraProducts::FP16All) return omega.materialize<fp16>(r.b);
+  Matrix<float> w = omega.materialize<float>(r.b);
+  r.b.scale(std::ldexp(1.0f, -static_cast<int>(std::ceil(0.5 * std::log2(static_cast<double>(n))))), w.view());
+  return half_of(r.b, w);
+}
+
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
-/// written into x (m x k) and y (n x k). With 16|32, A is rounded to FP16 once for both products.
+/// written into x (m x k) and y (n x k). With 16|32 and 16|16, A is rounded to FP16 once for both
+/// products.
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
               MatrixView<float> y) {
   const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
-  const bool once = r.o.products == LraProducts::FP16Once;
+  const bool once = r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
   const Matrix<fp16> a16 = once ? half_of(r.b, a) : Matrix<fp16>();
   const RandomOperator omega({n, l, Distribution::Gaussian}, state);
   Matrix<float> q(r.b, m, l, "B");
   if (once)
-    r.b.product(Op::N, Op::N, 1.0f, a16, omega.materialize<fp16>(r.b), 0.0f, q);
+    half_product(r, Op::N, a16, half_omega(r, omega, n), q);
   else
     r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<float>(r.b), 0.0f, q, r.precision);
   require_finite_sketch(r.b, a, q);
@@ -57,7 +81,7 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
   r.clock.lap("orthonormalisation");
   Matrix<float> at_q(r.b, n, l, "Y");
   if (once)
-    r.b.product(Op::T, Op::N, 1.0f, a16, half_of(r.b, q), 0.0f, at_q);
+    half_product(r, Op::T, a16, half_of(r.b, q), at_q);
   else
     r.b.product(Op::T, Op::N, 1.0f, a, q, 0.0f, at_q, r.precision);
   r.b.copy(MatrixView<const float>(q.view().block(0, 0, m, k)), x);
@@ -65,13 +89,10 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
   r.clock.lap("products");
 }
 
-/// E := A - X Y^T in FP32.
-Matrix<float> residual(Run& r, MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y) {
-  Matrix<float> e(r.b, a.rows(), a.cols(), "E");
-  r.b.copy(a, e.view());
-  r.b.product(Op::N, Op::T, -1.0f, x, y, 1.0f, e, ProductPrecision::fp32());
+/// E -= X Y^T with FP32 accuracy (Split on Tensor Cores, FP32 elsewhere).
+void subtract(Run& r, MatrixView<const float> x, MatrixView<const float> y, MatrixView<float> e) {
+  r.b.product(Op::N, Op::T, -1.0f, x, y, 1.0f, e, ProductPrecision::automatic());
   r.clock.lap("residual");
-  return e;
 }
 
 /// The unbiased exponent of x's largest finite entry (as a power of two); 0 for a zero matrix.
@@ -118,6 +139,43 @@ void recompress(Run& r, MatrixView<float> x, MatrixView<float> y, index_t k, con
   r.clock.lap("recompression");
 }
 
+/// The power of two E is scaled by: its largest entry to 2^14, or with 16|16, whose FP16 partial
+/// sums grow to E's row and column norms, ||E||_F to 2^14.
+int residual_scale(Run& r, MatrixView<const float> e) {
+  if (r.o.products != LraProducts::FP16All) return kFp16TargetExponent - largest_exponent(r.b, e);
+  const double norm = r.b.frobenius_norm(e);
+  return norm > 0 ? kFp16TargetExponent - static_cast<int>(std::ceil(std::log2(norm))) : 0;
+}
+
+/// The refinement loop (Algorithm 5) on E, which holds A - X Y^T times 2^sigma: E's scale is ours to
+/// choose, and residual_scale's lets the low-precision products see no FP16 underflow or overflow
+/// whatever the residual's size. Returns the rank reached.
+index_t refine(Run& r, MatrixView<float> e, MatrixView<float> x, MatrixView<float> y, index_t k, double norm_a,
+               RngState state) {
+  const index_t m = e.rows(), n = e.cols();
+  index_t rank = k;
+  int sigma = 0;
+  for (int step = 0; step < r.o.refinements; ++step) {
+    if (r.o.tolerance > 0) {
+      r.report.residuals.push_back(std::ldexp(r.b.frobenius_norm(e), -sigma) / norm_a);
+      if (r.report.residuals.back() <= r.o.tolerance) return rank;
+    }
+    const int s = residual_scale(r, e);
+    r.b.scale(std::ldexp(1.0f, s), e);
+    sigma += s;
+    state = state.next();
+    const MatrixView<float> x2 = x.block(0, rank, m, 2 * k), y2 = y.block(0, rank, n, 2 * k);
+    rand_lra(r, e, 2 * k, state, x2, y2);
+    rank += 2 * k;
+    ++r.report.refinements;
+    if (step + 1 < r.o.refinements || r.o.tolerance > 0) subtract(r, x2, y2, e);
+    r.b.scale(std::ldexp(1.0f, -sigma), y2);
+  }
+  if (r.o.tolerance > 0 && r.o.refinements > 0)
+    r.report.residuals.push_back(std::ldexp(r.b.frobenius_norm(e), -sigma) / norm_a);
+  return rank;
+}
+
 }  // namespace
 
 LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const LraOptions& o,
@@ -128,7 +186,12 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
   require_rank_arguments(m, n, k, o.oversampling, 0);
   if (o.refinements > 0) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
   require_space(a, b.memory_space(), "A");
-  if (o.products == LraProducts::FP16 || o.products == LraProducts::FP16Once) require_fp16_range(b, a);
+  if (!o.residual_buffer.empty()) {
+    require_shape(o.residual_buffer, m, n, "residual_buffer");
+    require_space(o.residual_buffer, b.memory_space(), "residual_buffer");
+  }
+  if (o.products == LraProducts::FP16 || o.products == LraProducts::FP16Once || o.products == LraProducts::FP16All)
+    require_fp16_range(b, a);
   LraResult res;
   res.report.backend = b.description();
   res.report.products = to_string(o.products);
@@ -137,27 +200,18 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
 
   const index_t most = k * (1 + 2 * static_cast<index_t>(o.refinements));
   Matrix<float> x(b, m, most, "X"), y(b, n, most, "Y");
-  RngState state{o.seed, 0};
+  const RngState state{o.seed, 0};
   rand_lra(run, a, k, state, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k));
-  const double norm_a = o.tolerance > 0 ? b.frobenius_norm(a) : 0.0;
   index_t rank = k;
-  for (int step = 0; step < o.refinements; ++step) {
-    Matrix<float> e = residual(run, a, x.view().block(0, 0, m, rank), y.view().block(0, 0, n, rank));
-    if (o.tolerance > 0) {
-      res.report.residuals.push_back(b.frobenius_norm(e) / norm_a);
-      if (res.report.residuals.back() <= o.tolerance) break;
-    }
-    const int s = kFp16TargetExponent - largest_exponent(b, e);  // E's scale is ours to choose
-    b.scale(std::ldexp(1.0f, s), e.view());
-    state = state.next();
-    rand_lra(run, e, 2 * k, state, x.view().block(0, rank, m, 2 * k), y.view().block(0, rank, n, 2 * k));
-    b.scale(std::ldexp(1.0f, -s), y.view().block(0, rank, n, 2 * k));
-    rank += 2 * k;
-    ++res.report.refinements;
+  if (o.refinements > 0) {
+    const double norm_a = o.tolerance > 0 ? b.frobenius_norm(a) : 0.0;
+    Matrix<float> own;
+    MatrixView<float> e = o.residual_buffer;
+    if (e.empty()) own = Matrix<float>(b, m, n, "E"), e = own.view();
+    if (e.data() != a.data() || e.ld() != a.ld()) b.copy(a, e);
+    subtract(run, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k), e);
+    rank = refine(run, e, x.view(), y.view(), k, norm_a, state);
   }
-  if (o.tolerance > 0 && res.report.refinements == o.refinements && o.refinements > 0)
-    res.report.residuals.push_back(b.frobenius_norm(residual(run, a, x.view().block(0, 0, m, rank),
-                                                             y.view().block(0, 0, n, rank))) / norm_a);
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
   if (rank > k && o.recompress) {
     recompress(run, x.view().block(0, 0, m, rank), y.view().block(0, 0, n, rank), k, outputs, res);

@@ -23,6 +23,9 @@ enum class LraProducts {
              ///< (TF32 instead where an operand exceeds FP16's range: the product family's rule)
   FP16Once,  ///< "16|32": A rounded to FP16 once and used by both products (Omega and Q in FP16
              ///< too), FP16 Tensor Cores with FP32 sums and C; A's FP16 copy costs m n 2 bytes
+  FP16All,   ///< "16|16": as 16|32, with FP16 sums and C too (cuBLAS FP16 compute on the GPU); Omega
+             ///< scaled by a power of two near 1/sqrt(n) so that partial sums stay near A's row norms;
+             ///< refused (InvalidArgument) where a partial sum still overflows FP16
   Split,     ///< SHGEMM / TCEC: A split into two FP16 (or TF32) terms, FP32 accuracy
   Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere
 };
@@ -30,6 +33,7 @@ enum class LraProducts {
 inline const EnumNames<LraProducts>& names_of(LraProducts) {
   static const EnumNames<LraProducts> names{{LraProducts::FP32, "fp32"}, {LraProducts::TF32, "tf32"},
                                             {LraProducts::FP16, "fp16"}, {LraProducts::FP16Once, "fp16-once"},
+                                            {LraProducts::FP16All, "fp16-all"},
                                             {LraProducts::Split, "split"},
                                             {LraProducts::Auto, "auto"}};
   return names;
@@ -48,6 +52,10 @@ struct LraOptions {
   /// next step needs anyway; recompression to rank k adds the rank-k truncation's error).
   double tolerance = 0;
   bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k (QR, QR, SVD)
+  /// The refinement's m x n FP32 buffer for E (LayoutLeft, in the backend's memory); empty (the
+  /// default): allocated per call. A itself may be passed, to save that memory: A then holds E
+  /// scaled by a power of two on return.
+  MatrixView<float> residual_buffer;
   Progress progress;          ///< called after each phase with its name and milliseconds
 };
 
@@ -72,20 +80,25 @@ struct LraResult {
   LraReport report;
 };
 
-/// Rank-k randomized LRA of A (m x n, FP32, LayoutLeft, in the backend's memory; A is not
-/// modified). Omega (n x (k + p)) is Gaussian from the counter-based generator, B = A Omega,
-/// Q = orthonormalize(B), Y = A^T Q; X = Q and Y keep their first k columns (Algorithm 1).
-/// Each refinement step computes E = A - X Y^T in FP32 (an m x n buffer) and appends randLRA(E)
-/// of rank 2k (Algorithm 5), the Omega of each step drawn from the state the last one left; E is
-/// scaled by a power of two that puts its largest entry at 2^14, so that the refinement's
-/// products see no FP16 underflow or overflow whatever the residual's size; with
-/// `recompress`, X Y^T is then truncated to rank k through QR of X and of Y and the SVD of the
-/// small core R_X R_Y^T, so that X has orthonormal columns scaled by the singular values and Y
-/// orthonormal columns.
-/// Memory: X, Y, B (m x (k + p)); with refinement, E (m x n) and the factors of every step.
+/// Rank-k randomized LRA of A (m x n, FP32, LayoutLeft, in the backend's memory; not modified
+/// unless it is options.residual_buffer). Omega
+/// (n x (k + p)) is Gaussian from the counter-based generator, B = A Omega, Q = orthonormalize(B),
+/// Y = A^T Q; X = Q and Y keep their first k columns (Algorithm 1).
+/// Refinement (Algorithm 5): E = A - X Y^T with FP32 accuracy (Split products on Tensor Cores,
+/// SGEMM elsewhere), then each step appends randLRA(E) of rank 2k, its Omega drawn from the state
+/// the last one left, and subtracts it from E when another step or a tolerance check follows. E is
+/// scaled by a power of two that puts its largest entry at 2^14, so that the refinement's products
+/// see no FP16 underflow or overflow whatever the residual's size. With `recompress`, X Y^T is then
+/// truncated to rank k through QR of X and of Y and the SVD of the small core R_X R_Y^T: X has
+/// orthonormal columns scaled by the singular values, Y orthonormal columns.
+/// Device memory besides A and the outputs (4-byte words; l = k + p, r = k (1 + 2 s) after s steps):
+/// X and Y (m r + n r), B and A^T Q (m l + n l); 16|32 and 16|16 add A in FP16 (m n / 2); refinement
+/// adds E (m n) unless residual_buffer is given, and recompression 2 (m + n) r + 4 r^2.
 /// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, tolerance < 0, a step's rank plus
-/// p beyond min(m, n), non-finite entries in A, products that overflow FP32, and, with FP16
-/// products, a largest entry of A outside FP16's normal range [2^-14, 2^15) (Split and Auto scale).
+/// p beyond min(m, n), non-finite entries in A, products that overflow FP32, a residual_buffer of
+/// another shape or memory space, with FP16 products a largest entry of A outside FP16's normal range [2^-14, 2^15)
+/// (Split and Auto scale), and with 16|16 an FP16 partial sum that overflows. A CholeskyQR
+/// breakdown falls back as orthonormalize() documents, and report.orthonormalizers says so.
 LraResult randomized_lra(Backend& backend, MatrixView<const float> a, index_t k, const LraOptions& options = {},
                          const MatrixAllocator& outputs = nullptr);
 

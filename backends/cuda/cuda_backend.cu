@@ -153,7 +153,7 @@ class CudaBackend final : public Backend {
   std::string description() const override { return name_; }
   Capabilities capabilities() const override { return capabilities_; }
 
-  std::shared_ptr<void> allocate(std::size_t bytes) override {
+  std::shared_ptr<void> do_allocate(std::size_t bytes) override {
     const DeviceScope scope(device_);
     return StreamMemory::allocate(stream_, bytes);
   }
@@ -280,6 +280,16 @@ class CudaBackend final : public Backend {
     RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha, a.data(), CUDA_R_16F,
                               blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_16F, blas_int(b.ld(), "B.ld"), &beta, c.data(),
                               CUDA_R_32F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                  MatrixView<fp16> c) override {
+    const DeviceScope scope(device_);
+    const int m = blas_int(c.rows(), "m"), n = blas_int(c.cols(), "n"), k = blas_int(op_cols(ta, a.rows(), a.cols()), "k");
+    const __half alpha16 = __float2half(alpha), beta16 = __float2half(beta);
+    RANDNLA_CUDA(cublasGemmEx(blas_.get(), cublas_op(ta), cublas_op(tb), m, n, k, &alpha16, a.data(), CUDA_R_16F,
+                              blas_int(a.ld(), "A.ld"), b.data(), CUDA_R_16F, blas_int(b.ld(), "B.ld"), &beta16,
+                              c.data(), CUDA_R_16F, blas_int(c.ld(), "C.ld"), CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT));
   }
 
   void do_product_split(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,

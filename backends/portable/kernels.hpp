@@ -114,6 +114,21 @@ void scale_all(const Exec& exec, T beta, MatrixView<T> c) {
                    KOKKOS_LAMBDA(index_t i, index_t j) { c(i, j) = beta == T(0) ? T(0) : beta * c(i, j); });
 }
 
+/// C := alpha op(A) op(B) + beta C with each partial sum rounded to FP16, in order of k: the
+/// reference for an FP16-accumulating product (FP16 x FP16 products are exact in FP32).
+template <class Exec>
+void half_sum_product(const Exec& exec, Op ta, Op tb, float alpha, MatrixView<const fp16> a,
+                      MatrixView<const fp16> b, float beta, MatrixView<fp16> c) {
+  const index_t k = op_cols(ta, a.rows(), a.cols());
+  const bool at = ta == Op::T, bt = tb == Op::T;
+  for_each_element(exec, c.rows(), c.cols(), KOKKOS_LAMBDA(index_t i, index_t j) {
+    float sum = 0.0f;
+    for (index_t t = 0; t < k; ++t)
+      sum = to_float(to_fp16(sum + to_float(at ? a(t, i) : a(i, t)) * to_float(bt ? b(j, t) : b(t, j))));
+    c(i, j) = to_fp16(alpha * sum + (beta == 0.0f ? 0.0f : beta * to_float(c(i, j))));
+  });
+}
+
 /// Counts per FP32 exponent, in unsigned 64-bit counters: the type GPUs add atomically in hardware
 /// (a signed 64-bit atomic add is a compare-and-swap loop there, which a million elements falling
 /// into a handful of bins turns into minutes).

@@ -55,7 +55,7 @@ class PortableBackend final : public Backend {
     return c;
   }
 
-  std::shared_ptr<void> allocate(std::size_t bytes) override {
+  std::shared_ptr<void> do_allocate(std::size_t bytes) override {
     if (kHostMemory) {
       void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
       if (!p) throw Error("host allocation of " + std::to_string(bytes) + " bytes failed");
@@ -96,6 +96,10 @@ class PortableBackend final : public Backend {
     portable::map(exec_, a, aw.view(), ToFloat{});
     portable::map(exec_, b, bw.view(), ToFloat{});
     blas_gemm<float>(ta, tb, alpha, aw, bw, beta, c);
+  }
+  void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                  MatrixView<fp16> c) override {
+    portable::half_sum_product(exec_, ta, tb, alpha, a, b, beta, c);
   }
   void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
                   MatrixView<float> c, const ProductPrecision& precision, ProductReport* report) override {

@@ -124,6 +124,15 @@ class Backend : public DeviceContext {
     if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c);
     do_product(ta, tb, alpha, a, b, beta, c);
   }
+  /// A, B, the sums and C all FP16 (the randomized LRA's "16|16"): cuBLAS with FP16 compute on the
+  /// GPU; elsewhere each partial sum is rounded to FP16 in order of k (a reference that costs
+  /// m n k element operations; Tensor Cores round in another order, so results differ by rounding).
+  /// A partial sum beyond FP16's range gives +-Inf: callers keep the operands' scale in range.
+  void product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+               MatrixView<fp16> c) {
+    product_checks(ta, tb, a, b, c);
+    if (!c.empty()) do_product(ta, tb, alpha, a, b, beta, c);
+  }
   /// FP64: DGEMM.
   void product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b, double beta,
                MatrixView<double> c) {
@@ -227,6 +236,8 @@ class Backend : public DeviceContext {
                                 float beta, MatrixView<float> c, TensorCore format, ProductReport* report) = 0;
   virtual void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
                           MatrixView<float> c) = 0;
+  virtual void do_product(Op ta, Op tb, float alpha, MatrixView<const fp16> a, MatrixView<const fp16> b, float beta,
+                          MatrixView<fp16> c) = 0;
   virtual void do_product(Op ta, Op tb, double alpha, MatrixView<const double> a, MatrixView<const double> b,
                           double beta, MatrixView<double> c) = 0;
   /// One do_product per matrix of the batch; backends with a batched library call override these.

@@ -2,6 +2,7 @@
 // operations (core/randnla/ops/) and every algorithm-only interface reaches the machine through it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -30,8 +31,20 @@ class DeviceContext {
   virtual void* native_stream() const = 0;
 
   /// Uninitialised bytes in memory_space(), freed when the last owner goes; on CUDA from the
-  /// stream-ordered pool, released in stream order.
-  virtual std::shared_ptr<void> allocate(std::size_t bytes) = 0;
+  /// stream-ordered pool, released in stream order. Counted in memory_use().
+  std::shared_ptr<void> allocate(std::size_t bytes) {
+    std::shared_ptr<void> block = do_allocate(bytes);
+    memory_->add(bytes);
+    return std::shared_ptr<void>(block.get(), [block, bytes, use = memory_](void*) { use->remove(bytes); });
+  }
+  /// Bytes this context has allocated and not yet freed (the library's matrices and workspaces;
+  /// not the caller's data nor the vendor libraries' own handles), now and at most since the last
+  /// reset_peak_memory().
+  struct MemoryUse {
+    std::size_t bytes = 0, peak_bytes = 0;
+  };
+  MemoryUse memory_use() const { return {memory_->now.load(), memory_->peak.load()}; }
+  void reset_peak_memory() { memory_->peak.store(memory_->now.load()); }
   /// Waits for all work queued on this context (its stream or execution-space instance).
   virtual void synchronize() = 0;
 
@@ -57,6 +70,7 @@ class DeviceContext {
   }
 
  protected:
+  virtual std::shared_ptr<void> do_allocate(std::size_t bytes) = 0;
   virtual void do_copy(MatrixView<const float> src, MatrixView<float> dst) = 0;
   virtual void do_copy(MatrixView<const double> src, MatrixView<double> dst) = 0;
   virtual void do_copy(MatrixView<const fp16> src, MatrixView<fp16> dst) = 0;
@@ -73,7 +87,17 @@ class DeviceContext {
     if (!s.empty()) do_copy(s, d);
   }
 
+  struct MemoryCounter {
+    std::atomic<std::size_t> now{0}, peak{0};
+    void add(std::size_t bytes) {
+      const std::size_t after = now += bytes;
+      for (std::size_t p = peak.load(); after > p && !peak.compare_exchange_weak(p, after);) {
+      }
+    }
+    void remove(std::size_t bytes) { now -= bytes; }
+  };
   std::unordered_map<std::type_index, std::shared_ptr<void>> ops_;
+  std::shared_ptr<MemoryCounter> memory_ = std::make_shared<MemoryCounter>();
 };
 
 }  // namespace randnla
