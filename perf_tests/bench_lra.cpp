@@ -55,6 +55,14 @@ void gemm_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
     report("fp16-once", [&] { b.product(Op::N, Op::N, 1.0f, a16, omega16, 0.0f, c); });
     report("fp16-all", [&] { b.product(Op::N, Op::N, 1.0f, a16, omega16, 0.0f, c16.view()); });
     report("split", [&] { b.product(Op::N, Op::N, 1.0f, a, omega16, 0.0f, c, ProductPrecision::split_in(TensorCore::FP16)); });
+    // The refinement's residual E = A - X Y^T (m x n, rank-k update, C read and written).
+    Matrix<float> e(b, size, size, "E"), y(b, size, k, "Y");
+    b.fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, y.view());
+    for (ProductPrecision p : {ProductPrecision::fp32(), ProductPrecision::tf32(), ProductPrecision::automatic()}) {
+      const double ms = median_of(b, [&] { b.product(Op::N, Op::T, -1.0f, c, y, 1.0f, e, p); }, 7);
+      std::printf("residual k=%-5ld %-10s %9.3f ms %8.1f TFLOP/s\n", static_cast<long>(k), to_string(p.mode), ms,
+                  flops / ms * 1e-9);
+    }
     std::fflush(stdout);
   }
 }

@@ -544,6 +544,11 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
       EXPECT_LE(ed, 2 * eh + 1e-7) << to_string(p) << " " << steps;
       if (steps == 1 && p != LraProducts::FP16All) EXPECT_LE(ed, 2 * fp32 + 1e-7) << to_string(p);
     }
+  LraOptions o;
+  o.products = LraProducts::FP16Once, o.refinements = 1;
+  const double recompressed = error(*dev, randomized_lra(*dev, da, k, o));
+  std::printf("lra fp16-once refined, recompressed to rank k: device %.3e\n", recompressed);
+  EXPECT_LE(recompressed, 2 * fp32 + 1e-7);
   const index_t pm = 300, pn = 200, pk = 1000;
   auto pa = test::random_matrix(pm, pk, Elements::Normal, 83), pb = test::random_matrix(pk, pn, Elements::Normal, 84);
   for (float& v : pa.data) v = to_float(to_fp16(v));

@@ -51,7 +51,7 @@ struct LraOptions {
   /// recompression) meet ||A - X Y^T||_F <= tolerance ||A||_F (each check costs the residual the
   /// next step needs anyway; recompression to rank k adds the rank-k truncation's error).
   double tolerance = 0;
-  bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k (QR, QR, SVD)
+  bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k
   /// The refinement's m x n FP32 buffer for E (LayoutLeft, in the backend's memory); empty (the
   /// default): allocated per call. A itself may be passed, to save that memory: A then holds E
   /// scaled by a power of two on return.
@@ -89,11 +89,14 @@ struct LraResult {
 /// the last one left, and subtracts it from E when another step or a tolerance check follows. E is
 /// scaled by a power of two that puts its largest entry at 2^14, so that the refinement's products
 /// see no FP16 underflow or overflow whatever the residual's size. With `recompress`, X Y^T is then
-/// truncated to rank k through QR of X and of Y and the SVD of the small core R_X R_Y^T: X has
-/// orthonormal columns scaled by the singular values, Y orthonormal columns.
+/// truncated to rank k by a randomized SVD of the implicit product (k + 10 columns, one power
+/// iteration, all through the thin factors): X has orthonormal columns scaled by the singular
+/// values, Y orthonormal columns. (The QR-QR-SVD route needs the SVD of an r x r core that is
+/// rank-deficient by construction: cubic in r = 3k, and cuSOLVER's fast polar SVD loses accuracy
+/// on exactly such matrices.)
 /// Device memory besides A and the outputs (4-byte words; l = k + p, r = k (1 + 2 s) after s steps):
 /// X and Y (m r + n r), B and A^T Q (m l + n l); 16|32 and 16|16 add A in FP16 (m n / 2); refinement
-/// adds E (m n) unless residual_buffer is given, and recompression 2 (m + n) r + 4 r^2.
+/// adds E (m n) unless residual_buffer is given, and recompression 3 (m + n) (k + 10).
 /// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, tolerance < 0, a step's rank plus
 /// p beyond min(m, n), non-finite entries in A, products that overflow FP32, a residual_buffer of
 /// another shape or memory space, with FP16 products a largest entry of A outside FP16's normal range [2^-14, 2^15)
