@@ -220,5 +220,22 @@ TEST(HostProducts, StridedBatchEqualsOneProductPerMatrix) {
                InvalidArgument);  // counts differ
 }
 
+// Y := alpha X + beta Y on every portable backend; beta = 0 ignores a NaN that Y held.
+TEST(Elementwise, AddIsAxpby) {
+  const auto x = test::random_matrix(17, 9, Elements::Normal, 51);
+  const auto y = test::random_matrix(17, 9, Elements::Normal, 52);
+  for (const auto& [name, b] : test::portable_backends()) {
+    for (float beta : {0.0f, -0.5f}) {
+      auto start = y;
+      start(3, 4) = beta == 0.0f ? NAN : start(3, 4);
+      Matrix<float> dy = test::to_backend(*b, start);
+      b->add(2.0f, test::to_backend(*b, x), beta, dy.view());
+      const auto got = test::to_host(*b, dy);
+      for (index_t j = 0; j < 9; ++j)
+        for (index_t i = 0; i < 17; ++i) ASSERT_EQ(got(i, j), 2.0f * x(i, j) + beta * y(i, j)) << name << " " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace randnla

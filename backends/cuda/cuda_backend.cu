@@ -201,6 +201,10 @@ class CudaBackend final : public Backend {
     const DeviceScope scope(device_);
     cuda::launch_transpose(s, d, stream());
   }
+  void do_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y) override {
+    const DeviceScope scope(device_);
+    cuda::launch_add(alpha, x, beta, y, stream());
+  }
   void do_scale(float alpha, MatrixView<float> x) override {
     const DeviceScope scope(device_);
     cuda::launch_scale(alpha, x, stream());

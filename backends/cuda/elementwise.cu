@@ -123,6 +123,11 @@ void scale_all(T alpha, MatrixView<T> x, cudaStream_t s) {
     at(x, i, j) = alpha == T(0) ? T(0) : alpha * at(x, i, j);
   });
 }
+void launch_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y, cudaStream_t s) {
+  for_each(y.rows(), y.cols(), s, "add", [=] __device__(index_t i, index_t j) {
+    at(y, i, j) = alpha * at(x, i, j) + (beta == 0.0f ? 0.0f : beta * at(y, i, j));
+  });
+}
 void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s) { scale_all(alpha, x, s); }
 void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s) { scale_all(alpha, x, s); }
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s) {

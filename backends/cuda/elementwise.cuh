@@ -18,6 +18,7 @@ void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStrea
 void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s);
 void launch_transpose(MatrixView<const float> src, MatrixView<float> dst, cudaStream_t s);
 /// X := alpha X (alpha = 0 writes zeros).
+void launch_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y, cudaStream_t s);
 void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s);
 void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s);
 /// X(i, j) *= scale[i] (by_row) or scale[j].

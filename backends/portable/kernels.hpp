@@ -107,6 +107,14 @@ void add_to_diagonal(const Exec& exec, MatrixView<double> g, double shift) {
                        KOKKOS_LAMBDA(index_t i) { g(i, i) += shift; });
 }
 
+/// Y := alpha X + beta Y.
+template <class Exec>
+void add(const Exec& exec, float alpha, MatrixView<const float> x, float beta, MatrixView<float> y) {
+  for_each_element(exec, y.rows(), y.cols(), KOKKOS_LAMBDA(index_t i, index_t j) {
+    y(i, j) = alpha * x(i, j) + (beta == 0.0f ? 0.0f : beta * y(i, j));
+  });
+}
+
 /// C := beta C (BLAS's k = 0 case; beta = 0 writes zeros, whatever C held).
 template <class Exec, class T>
 void scale_all(const Exec& exec, T beta, MatrixView<T> c) {

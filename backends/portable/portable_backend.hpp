@@ -79,6 +79,9 @@ class PortableBackend final : public Backend {
   void do_transpose(MatrixView<const float> s, MatrixView<float> d) override { portable::transpose(exec_, s, d); }
   void do_scale(float alpha, MatrixView<float> x) override { portable::scale_all(exec_, alpha, x); }
   void do_scale(double alpha, MatrixView<double> x) override { portable::scale_all(exec_, alpha, x); }
+  void do_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y) override {
+    portable::add(exec_, alpha, x, beta, y);
+  }
   void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_add_to_diagonal(MatrixView<double> g, double shift) override { portable::add_to_diagonal(exec_, g, shift); }

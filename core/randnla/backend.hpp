@@ -83,6 +83,12 @@ class Backend : public DeviceContext {
   /// X := alpha X (BLAS scal; alpha = 0 writes zeros, whatever X held).
   void scale(float alpha, MatrixView<float> x) { mine(x, "X"), x.empty() ? void() : do_scale(alpha, x); }
   void scale(double alpha, MatrixView<double> x) { mine(x, "X"), x.empty() ? void() : do_scale(alpha, x); }
+  /// Y := alpha X + beta Y (BLAS axpby; beta = 0 ignores what Y held), X and Y of one shape.
+  void add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y) {
+    mine(x, "X"), mine(y, "Y");
+    require_shape(y, x.rows(), x.cols(), "Y");
+    if (!y.empty()) do_add(alpha, x, beta, y);
+  }
   /// X(:, j) *= s[j] for each column j; s is a vector of length X.cols.
   void scale_columns(MatrixView<const float> s, MatrixView<float> x) { checked_scale(s, x, false); }
   void scale_columns(MatrixView<const double> s, MatrixView<double> x) { checked_scale(s, x, false); }
@@ -222,6 +228,7 @@ class Backend : public DeviceContext {
   virtual void do_transpose(MatrixView<const float> src, MatrixView<float> dst) = 0;
   virtual void do_scale(float alpha, MatrixView<float> x) = 0;
   virtual void do_scale(double alpha, MatrixView<double> x) = 0;
+  virtual void do_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y) = 0;
   virtual void do_scale(MatrixView<const float> s, MatrixView<float> x, bool by_row) = 0;
   virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
   virtual void do_add_to_diagonal(MatrixView<double> g, double shift) = 0;
