@@ -24,6 +24,7 @@
 
 #include "backends.hpp"
 #include "lra/randomized_lra.hpp"
+#include "sparse_projection/sparse_sign_projection.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
@@ -45,6 +46,13 @@ struct LraViews {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> X;  ///< m x r
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;  ///< n x r
   LraReport report;
+};
+
+/// A sparse sign projection's Y (k x b, FP32, LayoutLeft) as a Kokkos view in MemSpace.
+template <class MemSpace>
+struct SparseProjectionViews {
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;
+  SparseProjectionReport report;
 };
 
 namespace kokkos_api {
@@ -127,6 +135,18 @@ LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AVi
   auto backend = backend_for(exec);
   LraResult r = randomized_lra(*backend, view_of(a, "A"), k, options, out.allocator());
   return {out.matrix("X"), out.matrix("Y"), std::move(r.report)};
+}
+
+/// Very sparse random projection Y = S A without storing S (Li, Hastie & Church 2006; see
+/// sparse_sign_projection(Backend&, ...)) on `exec`; A is D x b or b x D as options.layout says.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const Exec& exec, const AView& a, index_t k,
+                                                                          const SparseProjectionOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  SparseProjectionResult r = sparse_sign_projection(*backend, view_of(a, "A"), k, options, out.allocator());
+  return {out.matrix("Y"), std::move(r.report)};
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

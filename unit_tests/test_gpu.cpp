@@ -15,6 +15,7 @@
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "rsvd/rsvd.hpp"
 #include "rsvd/svd_through_gram.hpp"
+#include "sparse_projection/sparse_sign_projection.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -564,6 +565,46 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
   std::printf("FP16 sums and C: relative error %.3e\n", half_sums);
   EXPECT_GT(half_sums, 1e-4) << "C must be FP16";
   EXPECT_LT(half_sums, 3e-2);
+}
+
+// The sparse sign projection on the device: S bit for bit the host's (the identity projected),
+// the row-warp kernel's Y bit for bit the host's (it sums in the host's order), the segment-lanes
+// kernel's within FP32 rounding, in both layouts, for b below, at and above 32.
+TEST(Gpu, SparseProjectionMatchesHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  SparseProjectionOptions o;
+  o.density = SparseDensity::Given, o.density_value = 0.05;
+  test::HostMatrix<float> eye(300, 300);
+  for (index_t i = 0; i < 300; ++i) eye(i, i) = 1.0f;
+  const auto s_host = test::to_host(*host, sparse_sign_projection(*host, eye.cview(), 40, o).Y);
+  for (SparseKernel kernel : {SparseKernel::RowWarp, SparseKernel::SegmentLanes}) {
+    o.kernel = kernel;
+    EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, test::to_backend(*dev, eye), 40, o).Y).data,
+              s_host.data) << to_string(kernel);
+  }
+  o = {};
+  for (index_t b : {5, 32, 45})
+    for (SampleLayout layout : {SampleLayout::Columns, SampleLayout::Rows}) {
+      const index_t d = 300000, k = 257;
+      const auto a = layout == SampleLayout::Columns ? test::random_matrix(d, b, test::Elements::Normal, 61)
+                                                     : test::random_matrix(b, d, test::Elements::Normal, 61);
+      o.layout = layout;
+      o.kernel = SparseKernel::Auto;
+      const auto ref = test::to_host(*host, sparse_sign_projection(*host, a.cview(), k, o).Y);
+      const auto da = test::to_backend(*dev, a);
+      o.kernel = SparseKernel::RowWarp;
+      EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, da, k, o).Y).data, ref.data)
+          << "b " << b << " " << to_string(layout);
+      o.kernel = SparseKernel::SegmentLanes;
+      const auto r = sparse_sign_projection(*dev, da, k, o);
+      const auto y = test::to_host(*dev, r.Y);
+      double num = 0, den = 0;
+      for (std::size_t e = 0; e < y.data.size(); ++e)
+        num += double(y.data[e] - ref.data[e]) * (y.data[e] - ref.data[e]), den += double(ref.data[e]) * ref.data[e];
+      EXPECT_LT(std::sqrt(num / den), 1e-6) << "b " << b << " " << to_string(layout) << ": " << r.report.kernel;
+    }
 }
 
 TEST(Gpu, SvdThroughGramMatchesHost) {

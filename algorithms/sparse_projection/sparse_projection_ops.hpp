@@ -1,0 +1,62 @@
+// The operation the sparse sign projection alone needs, behind its own small interface: the
+// backends implement it beside their other code (backends/portable/sparse_projection,
+// backends/cuda/sparse_projection) and register it on their device context.
+#pragma once
+
+#include <string>
+
+#include "randnla/backend.hpp"
+#include "randnla/sparse_sign.hpp"
+
+namespace randnla {
+
+/// How a batch of b samples of dimension D is stored (LayoutLeft).
+enum class SampleLayout {
+  Columns,  ///< A is D x b: each sample contiguous (a C-order b x D dataset read as it is)
+  Rows      ///< A is b x D: each of the D coordinates holds the b samples contiguously
+};
+
+inline const EnumNames<SampleLayout>& names_of(SampleLayout) {
+  static const EnumNames<SampleLayout> names{{SampleLayout::Columns, "columns"}, {SampleLayout::Rows, "rows"}};
+  return names;
+}
+
+/// The GPU kernel (the portable backend has one).
+enum class SparseKernel {
+  Auto,          ///< SegmentLanes
+  RowWarp,       ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
+  SegmentLanes   ///< a warp per row of S, a lane per segment, rows of A read whole by each lane
+};
+
+inline const EnumNames<SparseKernel>& names_of(SparseKernel) {
+  static const EnumNames<SparseKernel> names{
+      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::SegmentLanes, "segment-lanes"}};
+  return names;
+}
+
+class SparseProjectionOps {
+ public:
+  static constexpr const char* kName = "SparseProjectionOps";
+  explicit SparseProjectionOps(MemorySpace space) : space_(space) {}
+  virtual ~SparseProjectionOps() = default;
+
+  /// Y := S A (k x b, FP32), A's samples laid out as `layout` says. Returns the kernel that ran.
+  std::string project(const SparseSignOperator& s, MatrixView<const float> a, SampleLayout layout, SparseKernel kernel,
+                      MatrixView<float> y) {
+    require_space(a, space_, "A"), require_space(y, space_, "Y");
+    const index_t d = layout == SampleLayout::Columns ? a.rows() : a.cols();
+    const index_t b = layout == SampleLayout::Columns ? a.cols() : a.rows();
+    require(d == s.cols, "A's dimension D", d, "must equal S's columns " + std::to_string(s.cols));
+    require_shape(y, s.rows, b, "Y");
+    return do_project(s, a, layout, kernel, y);
+  }
+
+ protected:
+  virtual std::string do_project(const SparseSignOperator& s, MatrixView<const float> a, SampleLayout layout,
+                                 SparseKernel kernel, MatrixView<float> y) = 0;
+
+ private:
+  MemorySpace space_;
+};
+
+}  // namespace randnla

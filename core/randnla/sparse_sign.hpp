@@ -1,0 +1,65 @@
+// The very sparse sign operator S (k x D) of Achlioptas (2003) and Li, Hastie & Church ("Very
+// sparse random projections", 2006), generated on the fly and never stored: its non-zeros at any
+// place come straight from the counter-based generator, the same on host and device.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "randnla/error.hpp"
+#include "randnla/philox.hpp"
+
+namespace randnla {
+
+/// S(j, i) = +-value with probability p/2 each, 0 otherwise, independently (k rows, D columns).
+/// Row j is cut into segments of 2^12 columns; segment g's non-zeros are 1 + G apart from the
+/// segment's start on, G geometric with P(G = g) = (1 - p)^g p, drawn as floor(log U / log(1 - p))
+/// with U uniform in (0, 1) on a 2^-24 grid (philox.hpp's uniform and log, identical on host and
+/// device; the grid cuts G's tail at P(G > 16.6 / p) = e^-16.6 ~ 6e-8), the sign from a second
+/// word. Restarting at each segment leaves the distribution exact (a geometric gap has no memory)
+/// and lets any segment of any row be drawn alone, in any order: Philox block
+/// (j << 40) + (g << 12) + t / 2 gives the t-th and (t+1)-th non-zero of (j, g). Hence k < 2^24
+/// and D <= 2^40.
+struct SparseSignOperator {
+  static constexpr int kSegmentBits = 12;
+  static constexpr std::int64_t kSegment = std::int64_t{1} << kSegmentBits;
+  static constexpr std::int64_t kMaxRows = std::int64_t{1} << 24, kMaxCols = std::int64_t{1} << 40;
+
+  std::int64_t rows = 0, cols = 0;  ///< k and D
+  std::uint64_t seed = 0;
+  double density = 1.0;             ///< p, in (0, 1]
+  float value = 1.0f;               ///< the non-zeros' magnitude
+  float log1m_density = 0.0f;       ///< log(1 - p), rounded once to FP32 on the host
+
+  /// Throws InvalidArgument naming k, D or density when out of range.
+  SparseSignOperator(std::int64_t k, std::int64_t d, double p, float magnitude, std::uint64_t seed_)
+      : rows(k), cols(d), seed(seed_), density(p), value(magnitude) {
+    require(k > 0 && k < kMaxRows, "k", k, "must lie in [1, 2^24)");
+    require(d > 0 && d <= kMaxCols, "D", d, "must lie in [1, 2^40]");
+    require(p > 0.0 && p <= 1.0, "density", p, "must lie in (0, 1]");
+    log1m_density = static_cast<float>(std::log1p(-p));  // -Inf for p = 1: every gap 0
+  }
+  SparseSignOperator() = default;
+
+  RANDNLA_HD std::int64_t segments() const { return (cols + kSegment - 1) >> kSegmentBits; }
+
+  /// Calls visit(i, negative) for each non-zero S(j, i) of segment g of row j, i ascending;
+  /// `negative` is its sign (the magnitude is `value`).
+  template <class Visit>
+  RANDNLA_HD void walk(std::int64_t j, std::int64_t g, const Visit& visit) const {
+    const std::int64_t begin = g << kSegmentBits;
+    const std::int64_t end = begin + kSegment < cols ? begin + kSegment : cols;
+    const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits);
+    std::int64_t i = begin - 1;
+    for (std::uint64_t t = 0;; ++t) {
+      const PhiloxCounter r = detail::philox_block(seed, 0, base + (t >> 1));
+      const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
+      const float gap = exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density);
+      if (!(gap < static_cast<float>(end - i - 1))) return;  // also ends a NaN gap
+      i += 1 + static_cast<std::int64_t>(gap);
+      visit(i, (r.v[w + 1] >> 31) != 0u);
+    }
+  }
+};
+
+}  // namespace randnla

@@ -1,0 +1,87 @@
+// Very sparse random projection on the H100: Y = S A with b = 32 samples, k = 16384, D = 10^7 and
+// 10^8 at p = 1/sqrt(D), and D = 10^6 at p = 1/3. Each GPU kernel (the write-up's v3 rebuilt as
+// row-warp, and segment-lanes): median time, effective bandwidth against A's bytes (D b 4) and
+// against the bytes its non-zeros load (k p D b 4), and the error of 64 rows of Y against an FP64
+// product with the same S.
+// Usage: bench_sparse_projection [--quick] [--layout rows|columns]
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "backends.hpp"
+#include "bench_common.hpp"
+#include "sparse_projection/sparse_sign_projection.hpp"
+
+using namespace randnla;
+
+namespace {
+
+/// max over 64 rows of |Y(j, c) - (S A)(j, c)| / ||(S A)(j, :)|| with S A in FP64 from the host's walk.
+double sampled_error(Backend& b, const SparseSignOperator& s, const Matrix<float>& a, SampleLayout layout,
+                     const Matrix<float>& y) {
+  auto host = make_backend(BackendKind::Host);
+  Matrix<float> ha(*host, a.rows(), a.cols()), hy(*host, y.rows(), y.cols());
+  b.copy(a.view(), ha.view());
+  b.copy(y.view(), hy.view());
+  const index_t cols = y.cols();
+  double worst = 0;
+  for (std::int64_t j = 0; j < s.rows; j += s.rows / 64) {
+    std::vector<double> ref(static_cast<std::size_t>(cols), 0.0);
+    for (std::int64_t g = 0; g < s.segments(); ++g)
+      s.walk(j, g, [&](std::int64_t i, bool neg) {
+        for (index_t c = 0; c < cols; ++c) {
+          const double v = layout == SampleLayout::Columns ? ha.data()[i + c * ha.rows()] : ha.data()[c + i * ha.rows()];
+          ref[static_cast<std::size_t>(c)] += neg ? -v : v;
+        }
+      });
+    double num = 0, den = 0;
+    for (index_t c = 0; c < cols; ++c) {
+      const double r = ref[static_cast<std::size_t>(c)] * s.value, e = hy.data()[j + c * hy.rows()] - r;
+      num += e * e, den += r * r;
+    }
+    worst = std::max(worst, std::sqrt(num / den));
+  }
+  return worst;
+}
+
+void run(Backend& b, index_t d, SparseDensity density, SampleLayout layout) {
+  const index_t batch = 32, k = 16384;
+  Matrix<float> a(b, layout == SampleLayout::Columns ? d : batch, layout == SampleLayout::Columns ? batch : d, "A");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 77, 0}, a.view());
+  SparseProjectionOptions o;
+  o.density = density, o.layout = layout;
+  const SparseSignOperator s = sparse_sign_operator(k, d, o);
+  const double a_bytes = 4.0 * d * batch, loaded = 4.0 * k * s.density * d * batch;
+  for (SparseKernel kernel : {SparseKernel::RowWarp, SparseKernel::SegmentLanes}) {
+    o.kernel = kernel;
+    SparseProjectionResult r;
+    const double ms = randnla::median_ms(b, [&] { r = sparse_sign_projection(b, a, k, o); }, 5, 1);
+    std::printf("D=%-10ld p=%-9.3g %-7s %-14s %10.3f ms  %7.1f GB/s of A  %8.1f GB/s loaded  error %.2e\n",
+                static_cast<long>(d), s.density, to_string(layout), to_string(kernel), ms, a_bytes / ms * 1e-6,
+                loaded / ms * 1e-6, sampled_error(b, s, a, layout, r.Y));
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  bool quick = false;
+  SampleLayout layout = SampleLayout::Rows;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--layout") == 0 && i + 1 < argc) layout = parse_enum<SampleLayout>(argv[++i], "--layout");
+  }
+  if (!cuda_available()) {
+    std::printf("bench_sparse_projection: no GPU, nothing to measure\n");
+    return 0;
+  }
+  auto b = make_backend(BackendKind::Cuda);
+  std::printf("device: %s; b = 32, k = 16384\n", b->description().c_str());
+  run(*b, 10000000, SparseDensity::VerySparse, layout);
+  if (!quick) run(*b, 100000000, SparseDensity::VerySparse, layout);
+  run(*b, 1000000, SparseDensity::Achlioptas, layout);
+  return 0;
+}
