@@ -17,8 +17,6 @@ namespace randnla {
 namespace cli {
 namespace {
 
-constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-
 /// Singular values of the centred data X (descending), from the eigenvalues of X^T X in FP64.
 std::vector<double> exact_singular_values(Backend& b, MatrixView<const float> x) {
   const index_t n = x.cols();

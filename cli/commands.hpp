@@ -15,10 +15,14 @@
 namespace randnla {
 namespace cli {
 
+/// The default dataset of the commands that take samples (Debian's Fashion-MNIST training images).
+constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+
 int run_rsvd(int argc, char** argv);
 int run_pca(int argc, char** argv);
 int run_gemm(int argc, char** argv);
 int run_lra(int argc, char** argv);
+int run_project(int argc, char** argv);
 
 /// Adds the options every subcommand has (--backend, --device, --seed, --force, --output) and
 /// parses the command line; with --help prints the usage and returns false (nothing to run).

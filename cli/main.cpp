@@ -20,6 +20,7 @@ const Command kCommands[] = {
     {"rsvd", randnla::cli::run_rsvd, "randomized SVD of a matrix file, rank k or to a tolerance"},
     {"gemm", randnla::cli::run_gemm, "accuracy and speed of every GEMM variant on your matrices"},
     {"lra", randnla::cli::run_lra, "mixed-precision randomized LRA, every product variant, refined or not"},
+    {"project", randnla::cli::run_project, "very sparse random projection of a dataset, with its distance distortion"},
 };
 
 void usage() {

@@ -114,5 +114,20 @@ with tempfile.TemporaryDirectory() as d:
         failures.append("lra")
     expect_error("lra rank", ["lra", "--input", low, "--rank", "60", "--output", os.path.join(d, "lra2")], "60")
 
+    checks += 1
+    samples = os.path.join(d, "samples.npy")
+    np.save(samples, rng.standard_normal((300, 5000)).astype(np.float32))
+    project_out = os.path.join(d, "project")
+    code, out_text, err = run("project", "--input", samples, "--dimension", "0", "--eps", "0.3",
+                              "--output", project_out, "--backend", "host")
+    line = [l for l in out_text.splitlines() if l.startswith("pairwise distances")]
+    shape = np.load(os.path.join(project_out, "Y.npy")).shape if code == 0 else None
+    ok = code == 0 and shape is not None and shape[0] == 300 and "(100.00%)" in (line[0] if line else "")
+    print(("PASS " if ok else "FAIL ") + "project: %r" % (((shape, line),) if ok else ((code, out_text, err.strip()),)))
+    if not ok:
+        failures.append("project")
+    expect_error("project density", ["project", "--input", samples, "--density", "2", "--output",
+                                     os.path.join(d, "project2")], "density = 2")
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
