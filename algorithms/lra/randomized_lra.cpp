@@ -63,6 +63,11 @@ Matrix<fp16> half_omega(Run& r, const RandomOperator& omega, index_t n) {
   return half_of(r.b, w);
 }
 
+/// The products run split (SHGEMM / TCEC): asked for, or Auto on a backend with Tensor Cores.
+bool runs_split(const Run& r) {
+  return r.o.products == LraProducts::Split || (r.o.products == LraProducts::Auto && r.b.capabilities().tensor_cores);
+}
+
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
 /// written into x (m x k) and y (n x k). With 16|32 and 16|16, A is rounded to FP16 once for both
 /// products.
@@ -75,6 +80,8 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
   Matrix<float> q(r.b, m, l, "B");
   if (once)
     half_product(r, Op::N, a16, half_omega(r, omega, n), q);
+  else if (runs_split(r))  // SHGEMM: Omega in FP16 needs no split of its own
+    r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<fp16>(r.b), 0.0f, q, r.precision);
   else
     r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<float>(r.b), 0.0f, q, r.precision);
   require_finite_sketch(r.b, a, q);

@@ -26,7 +26,8 @@ enum class LraProducts {
   FP16All,   ///< "16|16": as 16|32, with FP16 sums and C too (cuBLAS FP16 compute on the GPU); Omega
              ///< scaled by a power of two near 1/sqrt(n) so that partial sums stay near A's row norms;
              ///< refused (InvalidArgument) where a partial sum still overflows FP16
-  Split,     ///< SHGEMM / TCEC: A split into two FP16 (or TF32) terms, FP32 accuracy
+  Split,     ///< A split into two FP16 (or TF32) terms, FP32 accuracy: SHGEMM with Omega in FP16 for
+             ///< A Omega, TCEC for A^T Q
   Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere
 };
 
