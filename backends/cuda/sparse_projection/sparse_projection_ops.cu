@@ -4,10 +4,10 @@
 //    Philox call away), a warp scan turns them into positions, and the warp adds the 32 rows of A
 //    in order: each Y(j, c) is summed in the order of i, as on the host, so Y equals the
 //    portable backend's bit for bit.
-//  - SegmentLanes: 4 rows of S per warp, its lanes over 8 segment groups and 4 quarters of 32
-//    columns of A; each lane reads its quarter of each row of A it needs (32 bytes) and the warp
-//    adds its segment groups' sums at the end. All warps walk the segments in step, so the rows
-//    of A in flight span about 8 segments (4 MB at b = 32) and stay in L2.
+//  - SegmentLanes: a warp per row j, a lane per segment of it; each lane reads each row of A it
+//    needs whole (b <= 32 columns at a time) and the warp adds its lanes' sums at the end. All
+//    warps walk the segments in step, so the rows of A in flight span about 32 segments (16 MB
+//    at b = 32): they stay in L2, and A is read from DRAM about once per wave of resident warps.
 #include "sparse_projection_ops.cuh"
 
 #include <string>
@@ -76,55 +76,44 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
   }
 }
 
-// SegmentLanes' mapping: a warp holds kRowsPerWarp rows of S; lane = 8 segment groups x 4
-// column quarters, so that each lane keeps kRowsPerWarp x 8 sums in registers and the resident
-// warps of the whole GPU cover every row of S at once (132 SMs x 32 warps x 4 rows >= k = 16384):
-// A then streams through L2 about once instead of once per wave of rows.
-constexpr int kRowsPerWarp = 4, kSegmentGroups = 8, kQuarter = 8;
-
 __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     segment_lanes_kernel(SparseSignOperator s, MatrixView<const float> a, bool columns, MatrixView<float> y) {
-  const int lane = threadIdx.x % 32, quarter = lane % 4, group = lane / 4;
-  const std::int64_t j0 = (static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32) * kRowsPerWarp;
-  if (j0 >= s.rows) return;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  if (j >= s.rows) return;
   const std::int64_t segments = s.segments();
   for (index_t c0 = 0; c0 < y.cols(); c0 += 32) {
-    const index_t first = c0 + quarter * kQuarter;
-    const index_t width = y.cols() - first < kQuarter ? (y.cols() - first > 0 ? y.cols() - first : 0) : kQuarter;
-    const bool whole = !columns && width == kQuarter && a.ld() % 4 == 0 && first % 4 == 0 &&
+    const index_t width = y.cols() - c0 < 32 ? y.cols() - c0 : 32;
+    const bool whole = !columns && width == 32 && a.ld() % 4 == 0 && c0 % 4 == 0 &&
                        reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0;
-    float acc[kRowsPerWarp][kQuarter];
+    float acc[32];
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
+    for (int c = 0; c < 32; ++c) acc[c] = 0.0f;
+    for (std::int64_t g = lane; g < segments; g += 32)
+      s.walk(j, g, [&](std::int64_t i, bool negative) {
+        const float sign = negative ? -1.0f : 1.0f;
+        if (whole) {  // the row's 32 values as eight 16-byte loads
+          const float4* row = reinterpret_cast<const float4*>(a.data() + c0 + i * a.ld());
 #pragma unroll
-      for (int c = 0; c < kQuarter; ++c) acc[r][c] = 0.0f;
-    for (std::int64_t g = group; g < segments; g += kSegmentGroups) {
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        if (j0 + r >= s.rows) continue;
-        s.walk(j0 + r, g, [&](std::int64_t i, bool negative) {
-          const float sign = negative ? -1.0f : 1.0f;
-          if (whole) {  // this quarter of the row: two 16-byte loads
-            const float4* row = reinterpret_cast<const float4*>(a.data() + first + i * a.ld());
-            const float4 u = __ldg(row), v = __ldg(row + 1);
-            acc[r][0] += sign * u.x, acc[r][1] += sign * u.y, acc[r][2] += sign * u.z, acc[r][3] += sign * u.w;
-            acc[r][4] += sign * v.x, acc[r][5] += sign * v.y, acc[r][6] += sign * v.z, acc[r][7] += sign * v.w;
-          } else {
-#pragma unroll
-            for (int c = 0; c < kQuarter; ++c)
-              if (c < width) acc[r][c] += sign * element(a, columns, i, first + c);
+          for (int q = 0; q < 8; ++q) {
+            const float4 v = __ldg(row + q);
+            acc[4 * q] += sign * v.x, acc[4 * q + 1] += sign * v.y, acc[4 * q + 2] += sign * v.z,
+                acc[4 * q + 3] += sign * v.w;
           }
-        });
-      }
+        } else {
+#pragma unroll
+          for (int c = 0; c < 32; ++c)
+            if (c < width) acc[c] += sign * element(a, columns, i, c0 + c);
+        }
+      });
+    float out = 0.0f;
+#pragma unroll
+    for (int c = 0; c < 32; ++c) {
+      float v = acc[c];
+      for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(kAll, v, d);
+      if (c == lane) out = v;
     }
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
-#pragma unroll
-      for (int c = 0; c < kQuarter; ++c) {
-        float v = acc[r][c];
-        for (int d = 4; d < 32; d *= 2) v += __shfl_xor_sync(kAll, v, d);  // over the segment groups
-        if (group == 0 && c < width && j0 + r < s.rows) y.data()[j0 + r + (first + c) * y.ld()] = v * s.value;
-      }
+    if (lane < width) y.data()[j + (c0 + lane) * y.ld()] = out * s.value;
   }
 }
 
@@ -144,11 +133,9 @@ class SparseProjectionKernels final : public SparseProjectionOps {
       RANDNLA_CUDA_LAUNCH("sparse projection (row warp)");
       return "row-warp: a warp per row of S, lanes over A's columns (the write-up's v3)";
     }
-    const unsigned lane_blocks =
-        static_cast<unsigned>((s.rows + kWarpsPerBlock * kRowsPerWarp - 1) / (kWarpsPerBlock * kRowsPerWarp));
-    segment_lanes_kernel<<<lane_blocks, 32 * kWarpsPerBlock, 0, stream_>>>(s, a, columns, y);
+    segment_lanes_kernel<<<blocks, 32 * kWarpsPerBlock, 0, stream_>>>(s, a, columns, y);
     RANDNLA_CUDA_LAUNCH("sparse projection (segment lanes)");
-    return "segment-lanes: 4 rows of S per warp, lanes over 8 segment groups x 4 column quarters";
+    return "segment-lanes: a warp per row of S, a lane per segment";
   }
 
  private:
