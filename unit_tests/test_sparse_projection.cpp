@@ -146,6 +146,23 @@ TEST(SparseSign, JohnsonLindenstraussOnFashionMnist) {
   EXPECT_GE(within, 0.99 * pairs);
 }
 
+// Streamed batches share S: projecting two batches apart gives the columns of projecting them
+// together, bit for bit; another seed gives another S.
+TEST(SparseSign, StreamedBatchesShareS) {
+  const index_t d = 20000, k = 33;
+  const auto all = test::random_matrix(d, 70, test::Elements::Normal, 12);
+  auto b = test::portable_backends().front().second;
+  const Matrix<float> da = test::to_backend(*b, all);
+  const auto whole = test::to_host(*b, sparse_sign_projection(*b, da, k).Y);
+  const auto first = test::to_host(*b, sparse_sign_projection(*b, da.view().block(0, 0, d, 30), k).Y);
+  const auto second = test::to_host(*b, sparse_sign_projection(*b, da.view().block(0, 30, d, 40), k).Y);
+  for (index_t c = 0; c < 70; ++c)
+    for (index_t j = 0; j < k; ++j) ASSERT_EQ(whole(j, c), c < 30 ? first(j, c) : second(j, c - 30)) << j << "," << c;
+  SparseProjectionOptions o;
+  o.seed = 43;
+  EXPECT_NE(test::to_host(*b, sparse_sign_projection(*b, da, k, o).Y).data, whole.data);
+}
+
 TEST(SparseSign, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
   const auto a = test::to_backend(*b, test::random_matrix(100, 4, test::Elements::Normal, 3));
