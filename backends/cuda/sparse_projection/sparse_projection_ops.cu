@@ -5,11 +5,11 @@
 //    in order: each Y(j, c) is summed in the order of i, as on the host, so Y equals the
 //    portable backend's bit for bit.
 //  - SegmentLanes: a warp per row j, a lane per segment of it; each lane reads each row of A it
-//    needs whole (b <= 32 columns at a time) and the warp adds its lanes' sums at the end, one
-//    launch per chunk of segments whose rows of A fit in L2.
+//    needs whole (b <= 32 columns at a time) and the warp adds its lanes' sums at the end. All
+//    warps walk the segments in step, so the rows of A in flight span about 32 segments (16 MB
+//    at b = 32): they stay in L2, and A is read from DRAM about once per wave of resident warps.
 #include "sparse_projection_ops.cuh"
 
-#include <algorithm>
 #include <string>
 
 #include "cuda/for_each.cuh"
@@ -77,11 +77,11 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 }
 
 __global__ void __launch_bounds__(32 * kWarpsPerBlock)
-    segment_lanes_kernel(SparseSignOperator s, MatrixView<const float> a, bool columns, MatrixView<float> y,
-                         std::int64_t first_segment, std::int64_t end_segment) {
+    segment_lanes_kernel(SparseSignOperator s, MatrixView<const float> a, bool columns, MatrixView<float> y) {
   const int lane = threadIdx.x % 32;
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (j >= s.rows) return;
+  const std::int64_t segments = s.segments();
   for (index_t c0 = 0; c0 < y.cols(); c0 += 32) {
     const index_t width = y.cols() - c0 < 32 ? y.cols() - c0 : 32;
     const bool whole = !columns && width == 32 && a.ld() % 4 == 0 && c0 % 4 == 0 &&
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     float acc[32];
 #pragma unroll
     for (int c = 0; c < 32; ++c) acc[c] = 0.0f;
-    for (std::int64_t g = first_segment + lane; g < end_segment; g += 32)
+    for (std::int64_t g = lane; g < segments; g += 32)
       s.walk(j, g, [&](std::int64_t i, bool negative) {
         const float sign = negative ? -1.0f : 1.0f;
         if (whole) {  // the row's 32 values as eight 16-byte loads
@@ -113,10 +113,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
       for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(kAll, v, d);
       if (c == lane) out = v;
     }
-    if (lane < width) {
-      float& yjc = y.data()[j + (c0 + lane) * y.ld()];
-      yjc = first_segment == 0 ? out * s.value : yjc + out * s.value;
-    }
+    if (lane < width) y.data()[j + (c0 + lane) * y.ld()] = out * s.value;
   }
 }
 
@@ -136,15 +133,8 @@ class SparseProjectionKernels final : public SparseProjectionOps {
       RANDNLA_CUDA_LAUNCH("sparse projection (row warp)");
       return "row-warp: a warp per row of S, lanes over A's columns (the write-up's v3)";
     }
-    // One launch per chunk of segments whose rows of A fit in L2 (32 MB): every row of S walks a
-    // chunk before any walks the next, so A comes from DRAM once, whatever the waves of rows.
-    const std::int64_t row_bytes = 4 * (columns ? a.cols() : a.rows());
-    const std::int64_t chunk = std::max<std::int64_t>(32, (std::int64_t{32} << 20) / (row_bytes * s.kSegment) / 32 * 32);
-    for (std::int64_t g0 = 0; g0 < s.segments(); g0 += chunk) {
-      segment_lanes_kernel<<<blocks, 32 * kWarpsPerBlock, 0, stream_>>>(s, a, columns, y, g0,
-                                                                       std::min(g0 + chunk, s.segments()));
-      RANDNLA_CUDA_LAUNCH("sparse projection (segment lanes)");
-    }
+    segment_lanes_kernel<<<blocks, 32 * kWarpsPerBlock, 0, stream_>>>(s, a, columns, y);
+    RANDNLA_CUDA_LAUNCH("sparse projection (segment lanes)");
     return "segment-lanes: a warp per row of S, a lane per segment";
   }
 
