@@ -23,6 +23,7 @@ int run_rsvd(int argc, char** argv) {
       .option("oversampling", "10", "p: the sketch has k + p columns")
       .option("power-iterations", "2", "q: power iterations (A A^T)^q A (0 for the fastest, least accurate)")
       .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
+      .option("sketch-operator", "gaussian", "gaussian | sparse-sign (very sparse, never stored; fixed rank only)")
       .option("orthonormalizer", "auto", "householder | cholqr | cholqr2 | scholqr3 | auto (cholqr passes until orthonormal to FP32; one pass between power-iteration products)")
       .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | gram | auto (= gram)")
       .option("tolerance", "", "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tol ||A||_F")
@@ -44,6 +45,7 @@ int run_rsvd(int argc, char** argv) {
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
     opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+    opt.sketch_operator = parse_enum<SketchOperator>(o.text("sketch-operator"), "--sketch-operator");
     opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
     opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
     opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };

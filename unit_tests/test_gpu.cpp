@@ -605,6 +605,17 @@ TEST(Gpu, SparseProjectionMatchesHost) {
         num += double(y.data[e] - ref.data[e]) * (y.data[e] - ref.data[e]), den += double(ref.data[e]) * ref.data[e];
       EXPECT_LT(std::sqrt(num / den), 1e-6) << "b " << b << " " << to_string(layout) << ": " << r.report.kernel;
     }
+  // As the RSVD's Omega: a rank-40 matrix recovered to FP32 level on the device as on the host.
+  const auto low = test::gaussian_rank(3000, 2000, 40, 62);
+  RsvdOptions ro;
+  ro.sketch_operator = SketchOperator::SparseSign, ro.power_iterations = 1;
+  for (Backend* be : {dev.get(), host.get()}) {
+    const auto r = rsvd(*be, test::to_backend(*be, low), 40, ro);
+    const double err = test::lowrank_relative_error(low.cview(), test::to_host(*be, r.U).cview(),
+                                                    test::to_host(*be, r.S).cview(), test::to_host(*be, r.V).cview());
+    std::printf("rsvd, sparse sign sketch on %s: %.3e (%s)\n", be->description().c_str(), err, r.report.sketch_kernel.c_str());
+    EXPECT_LT(err, 1e-5) << be->description();
+  }
 }
 
 TEST(Gpu, SvdThroughGramMatchesHost) {

@@ -90,6 +90,25 @@ TEST(Rsvd, Fp16SketchMatchesFp32SketchOnThePapersMatrices) {
   }
 }
 
+// The very sparse sign sketch (p = 1/sqrt(n), S never stored) as Omega: within 1.2x of the
+// Gaussian sketch's error on the paper's matrices with q = 2, and the report says it ran.
+TEST(Rsvd, SparseSignSketchMatchesTheGaussianOne) {
+  const index_t k = 64;
+  auto b = test::portable_backends().front().second;
+  for (const TestMatrix& t : {exp_matrix(), poly_matrix()}) {
+    RsvdOptions o;
+    o.sketch = SketchPrecision::FP32;
+    const double gaussian = rsvd_error(*b, t, k, o);
+    o.sketch_operator = SketchOperator::SparseSign;
+    RsvdReport rep;
+    const double sparse = rsvd_error(*b, t, k, o, &rep);
+    std::printf("%s: Gaussian sketch %.4e, sparse sign %.4e (%s)\n", t.name.c_str(), gaussian, sparse,
+                rep.sketch_kernel.c_str());
+    EXPECT_LE(sparse, 1.2 * gaussian) << t.name;
+    EXPECT_NE(rep.sketch_kernel.find("sparse sign"), std::string::npos);
+  }
+}
+
 TEST(Rsvd, TopSingularValuesAgreeWithLapack) {
   const TestMatrix t = poly_matrix();
   RsvdOptions o;

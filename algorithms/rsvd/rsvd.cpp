@@ -5,6 +5,7 @@
 
 #include "common/checks.hpp"
 #include "common/residual.hpp"
+#include "sparse_projection/sparse_sign_projection.hpp"
 #include "svd_through_gram.hpp"
 
 namespace randnla {
@@ -51,6 +52,23 @@ void assemble(Backend& b, Products& prod, MatrixView<const float> q, const Matri
   b.copy(MatrixView<const float>(v.view()).block(0, 0, v.rows(), k), res.V.view());
 }
 
+/// Y := A Omega (m x l). The sparse sign sketch is (S A^T)^T with S (l x n) the very sparse
+/// operator, A's rows taken as the samples.
+void sketch(Backend& b, Products& prod, MatrixView<const float> a, const RsvdOptions& o, Matrix<float>& y,
+            RsvdReport& rep) {
+  if (o.sketch_operator == SketchOperator::Gaussian) {
+    const RandomOperator omega(RandomDistribution{a.cols(), y.cols(), Distribution::Gaussian}, RngState{o.seed, 0});
+    return prod.sketch(a, omega, y, &rep.sketch_kernel);
+  }
+  require_no_nonfinite_entries(b, a);  // S reads only some of A: the sketch cannot vouch for the rest
+  SparseProjectionOptions sparse;
+  sparse.layout = SampleLayout::Rows;
+  sparse.seed = o.seed;
+  const SparseProjectionResult st = sparse_sign_projection(b, a, y.cols(), sparse);
+  b.transpose(st.Y, y.view());
+  rep.sketch_kernel = "sparse sign, p = " + detail::to_text(st.report.density) + ": " + st.report.kernel;
+}
+
 }  // namespace
 
 RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
@@ -64,8 +82,7 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   const index_t l = k + o.oversampling;
   Products prod(b, o.sketch);
   Matrix<float> y(b, m, l, "Y");
-  const RandomOperator omega(RandomDistribution{n, l, Distribution::Gaussian}, RngState{o.seed, 0});
-  prod.sketch(a, omega, y, &rep.sketch_kernel);
+  sketch(b, prod, a, o, y, rep);
   clock.lap("projection");
   require_finite_sketch(b, a, y);
   clock.lap("input check");

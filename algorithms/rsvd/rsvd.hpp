@@ -29,6 +29,19 @@ inline const EnumNames<SmallSvd>& names_of(SmallSvd) {
   return names;
 }
 
+/// The sketch Omega of the fixed-rank RSVD.
+enum class SketchOperator {
+  Gaussian,   ///< dense Gaussian, in the precision `sketch` names
+  SparseSign  ///< very sparse sign, p = 1/sqrt(n), never stored (sparse_sign_projection): O(m n l / sqrt(n))
+              ///< work for the sketch, in FP32 sums; `sketch` then governs the power iterations' products
+};
+
+inline const EnumNames<SketchOperator>& names_of(SketchOperator) {
+  static const EnumNames<SketchOperator> names{{SketchOperator::Gaussian, "gaussian"},
+                                               {SketchOperator::SparseSign, "sparse-sign"}};
+  return names;
+}
+
 struct RsvdOptions {
   index_t oversampling = 10;        ///< p: the sketch has l = k + p columns
   /// q: Y = (A A^T)^q A Omega, re-orthonormalised between products. The default 2 gives singular
@@ -37,6 +50,7 @@ struct RsvdOptions {
   int power_iterations = 2;
   std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
   SketchPrecision sketch = SketchPrecision::Auto;
+  SketchOperator sketch_operator = SketchOperator::Gaussian;
   /// Every basis; with Auto, the bases between two products of a power iteration get one
   /// CholeskyQR pass (they only carry the span to the next product) and the basis Q of B = Q^T A
   /// is made orthonormal to FP32 precision (Orthonormalizer::Auto).
