@@ -75,7 +75,7 @@ void qr_one(Backend& b, index_t m, index_t k) {
   Matrix<float> y(b, m, k, "Y"), work(b, m, k, "work");
   b.fill_random(RandomSpec{Distribution::Gaussian, 2, 0}, y.view());
   const double copy = median_of(b, [&] { b.copy(y.view(), work.view()); }, 7);
-  for (Orthonormalizer method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR}) {
+  for (Orthonormalizer method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::RandCholeskyQR}) {
     const double ms = median_of(b, [&] {
       b.copy(y.view(), work.view());
       orthonormalize(b, work.view(), method);

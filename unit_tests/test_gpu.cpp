@@ -618,6 +618,20 @@ TEST(Gpu, SparseProjectionMatchesHost) {
   }
 }
 
+// The sketch-preconditioned CholeskyQR on the device (SHGEMM sketch, cuSOLVER QR of it, FP64
+// trsm and CholeskyQR): no fallback and FP32-level orthogonality at cond(Y) = 1e6.
+TEST(Gpu, SketchPreconditionedCholeskyQR) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 20000, l = 128;
+  std::vector<double> sigma(l);
+  for (index_t i = 0; i < l; ++i) sigma[i] = std::pow(1e-6, static_cast<double>(i) / (l - 1));
+  const auto y = test::matrix_with_spectrum(m, l, sigma, 71);
+  Matrix<float> q = test::to_backend(*dev, y);
+  EXPECT_EQ(orthonormalize(*dev, q.view(), Orthonormalizer::RandCholeskyQR), Orthonormalizer::RandCholeskyQR);
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
+}
+
 TEST(Gpu, SvdThroughGramMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);

@@ -2,9 +2,13 @@
 
 #include "cholesky_qr_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+
+#include "randnla/random_operator.hpp"
 
 namespace randnla {
 
@@ -113,12 +117,36 @@ int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, in
   return ran;
 }
 
+/// The sketch's seed: Omega is the same for every call (the library's RNG, any backend).
+constexpr std::uint64_t kSketchSeed = 0x5eed0c40;
+
+/// Z := Y R0^{-1} (FP64), R0 the R of a Householder QR of the sketch Omega^T Y ((2l) x l, FP32;
+/// Omega Gaussian in FP16, the product SHGEMM on Tensor Cores): range(Y) embedded with distortion
+/// O(1), so Z is well conditioned whatever Y's condition number (Higgins et al., Algorithm 2).
+Matrix<double> sketch_preconditioned(Backend& b, MatrixView<const double> y) {
+  const index_t m = y.rows(), l = y.cols(), s = std::min(m, 2 * l);
+  Matrix<float> y32(b, m, l, "Y"), sketch_t(b, l, s, "Omega^T Y^T"), sketch(b, s, l, "Omega^T Y"), tau(b, l, 1, "tau");
+  b.convert(y, y32.view());
+  const RandomOperator omega({m, s, Distribution::Gaussian}, RngState{kSketchSeed, 0});
+  b.product(Op::T, Op::N, 1.0f, y32, omega.materialize<fp16>(b), 0.0f, sketch_t, ProductPrecision::automatic());
+  b.transpose(sketch_t, sketch.view());
+  b.qr(sketch.view(), tau.view());
+  Matrix<double> r0(b, l, l, "R0"), z(b, m, l, "Z");
+  b.convert(MatrixView<const float>(sketch.view().block(0, 0, l, l)), r0.view());  // trsm reads the upper triangle
+  b.copy(y, z.view());
+  b.triangular_solve(Side::Right, Op::N, 1.0, r0, z.view());
+  return z;
+}
+
 /// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder on the FP64
 /// panel Y (which no attempt writes); `y_into_q` puts Y into Q for Householder QR.
 Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double> y,
                                              const std::function<void()>& y_into_q, MatrixView<float> q,
                                              Orthonormalizer method) {
-  if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
+  if (method == Orthonormalizer::RandCholeskyQR) {
+    const Matrix<double> z = sketch_preconditioned(b, y);
+    if (cholesky_qr(b, z, q, 0, false) >= 0) return Orthonormalizer::RandCholeskyQR;
+  } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
     const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
     switch (cholesky_qr(b, y, q, asked, false)) {
       case 0: return Orthonormalizer::ColumnScaling;

@@ -12,6 +12,11 @@ enum class Orthonormalizer {
   CholeskyQR,         ///< one pass, Gram matrix and Cholesky in FP64: orthogonality ~ cond(Y)^2 * 2^-53
   CholeskyQR2,        ///< two passes (Yamamoto et al. 2015): FP32-level orthogonality for cond(Y) < ~1e7
   ShiftedCholeskyQR3, ///< shifted first pass, then CholeskyQR2 (Fukaya et al. 2020): cond(Y) up to ~1e15
+  RandCholeskyQR,     ///< sketch-preconditioned (Higgins, Szyld, Boman & Yamazaki, arXiv 2309.05868;
+                      ///< Garrison, Chen & Ipsen, arXiv 2606.18411): R0 from a Householder QR of the
+                      ///< sketch Omega^T Y (Omega m x 2l Gaussian in FP16, through SHGEMM), then
+                      ///< CholeskyQR passes on the well-conditioned Y R0^{-1} in FP64: FP32-level
+                      ///< orthogonality up to cond(Y) near 1/u without a shift
   Auto,               ///< CholeskyQR passes until the equilibrated Gram matrix of the panel is the
                       ///< identity to FP32's unit roundoff (||D G D - I||_F <= 2^-24, D = diag(G)^{-1/2}),
                       ///< then Q = Y D: no pass when Y's columns are already orthogonal, one or two
@@ -24,6 +29,7 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
                                                 {Orthonormalizer::CholeskyQR, "cholqr"},
                                                 {Orthonormalizer::CholeskyQR2, "cholqr2"},
                                                 {Orthonormalizer::ShiftedCholeskyQR3, "scholqr3"},
+                                                {Orthonormalizer::RandCholeskyQR, "rand-cholqr"},
                                                 {Orthonormalizer::Auto, "auto"},
                                                 {Orthonormalizer::ColumnScaling, "colscale", false}};
   return names;
@@ -33,7 +39,7 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
 /// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the
 /// same Q, a Cholesky less sensitive to the column norms of Y).
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
-/// CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder. Returns the method that
+/// CholeskyQR/CholeskyQR2/Auto/RandCholeskyQR -> ShiftedCholeskyQR3 -> Householder. Returns the method that
 /// produced Q. Q = Y R^{-1} with R upper triangular; R's diagonal is positive for every method
 /// but Householder, whose column signs are LAPACK's.
 /// Throws InvalidArgument if m < l.
