@@ -25,6 +25,7 @@
 #include "backends.hpp"
 #include "lra/randomized_lra.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
+#include "tsqr/tsqr.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
@@ -53,6 +54,15 @@ template <class MemSpace>
 struct SparseProjectionViews {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;
   SparseProjectionReport report;
+};
+
+/// A = Q R as Kokkos views in MemSpace (FP32, LayoutLeft); Q empty when not formed or written into
+/// options.q_buffer.
+template <class MemSpace>
+struct TsqrViews {
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Q;  ///< m x n
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> R;  ///< n x n, upper triangular
+  TsqrReport report;
 };
 
 namespace kokkos_api {
@@ -147,6 +157,20 @@ SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const 
   auto backend = backend_for(exec);
   SparseProjectionResult r = sparse_sign_projection(*backend, view_of(a, "A"), k, options, out.allocator());
   return {out.matrix("Y"), std::move(r.report)};
+}
+
+/// Tall-skinny QR A = Q R by a reduction tree (see tsqr(Backend&, ...)) on `exec`.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+TsqrViews<typename Exec::memory_space> tsqr(const Exec& exec, const AView& a, const TsqrOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  TsqrResult r = tsqr(*backend, view_of(a, "A"), options, out.allocator());
+  TsqrViews<typename Exec::memory_space> v;
+  if (options.form_q && options.q_buffer.empty()) v.Q = out.matrix("Q");
+  v.R = out.matrix("R");
+  v.report = std::move(r.report);
+  return v;
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

@@ -16,6 +16,7 @@
 #include "rsvd/rsvd.hpp"
 #include "rsvd/svd_through_gram.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
+#include "tsqr/tsqr.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -630,6 +631,32 @@ TEST(Gpu, SketchPreconditionedCholeskyQR) {
   Matrix<float> q = test::to_backend(*dev, y);
   EXPECT_EQ(orthonormalize(*dev, q.view(), Orthonormalizer::RandCholeskyQR), Orthonormalizer::RandCholeskyQR);
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
+}
+
+// The reduction-tree TSQR on the device (cuSOLVER leaves, three levels): A = Q R and Q^T Q = I to
+// FP32 rounding, R upper triangular.
+TEST(Gpu, TsqrFactorsOnTheDevice) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 60000, n = 64;
+  const auto a = test::random_matrix(m, n, test::Elements::Normal, 73);
+  TsqrOptions o;
+  o.leaf_rows = 256;
+  const TsqrResult r = tsqr(*dev, test::to_backend(*dev, a), o);
+  const auto q = test::to_host(*dev, r.Q), rr = test::to_host(*dev, r.R);
+  EXPECT_EQ(r.report.levels, 3);
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+  test::HostMatrix<float> qr(m, n);
+  test::HostMatrix<double> exact(m, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < m; ++i) {
+      double s = 0;
+      for (index_t p = 0; p <= j; ++p) s += static_cast<double>(q(i, p)) * rr(p, j);
+      qr(i, j) = static_cast<float>(s), exact(i, j) = a(i, j);
+    }
+  EXPECT_LT(test::relative_error(qr, exact), 1e-6);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(rr(i, j), 0.0f);
 }
 
 TEST(Gpu, SvdThroughGramMatchesHost) {

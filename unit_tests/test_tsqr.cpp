@@ -1,0 +1,118 @@
+// Tall-skinny QR by a reduction tree on the portable backends: A = Q R to FP32 rounding against
+// FP64, Q orthonormal, R exactly upper triangular, R alone equal to R with Q, Q written over A,
+// the Kokkos entry and the argument errors.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "randnla.hpp"
+#include "test_support.hpp"
+#include "tsqr/tsqr.hpp"
+
+using namespace randnla;
+
+namespace {
+
+/// ||A - Q R||_F / ||A||_F in FP64.
+double factor_error(const test::HostMatrix<float>& a, const test::HostMatrix<float>& q, const test::HostMatrix<float>& r) {
+  double num = 0, den = 0;
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = 0; i < a.rows; ++i) {
+      double s = 0;
+      for (index_t p = 0; p <= j; ++p) s += static_cast<double>(q(i, p)) * r(p, j);
+      num += (a(i, j) - s) * (a(i, j) - s), den += static_cast<double>(a(i, j)) * a(i, j);
+    }
+  return std::sqrt(num / den);
+}
+
+}  // namespace
+
+// Several tree depths (one leaf, two levels, three), a graded A (cond 1e6) and n = 1.
+TEST(Tsqr, FactorsAndOrthogonalityOnEveryTreeDepth) {
+  struct Case {
+    index_t m, n, leaf;
+    double cond;
+    int levels;
+  };
+  for (const auto& [name, b] : test::portable_backends())
+    for (const Case& c : {Case{300, 20, 0, 1e2, 1}, Case{5000, 24, 100, 1e2, 4}, Case{4000, 32, 0, 1e6, 2},
+                          Case{2000, 1, 50, 1, 2}}) {
+      std::vector<double> sigma(static_cast<std::size_t>(c.n));
+      for (index_t i = 0; i < c.n; ++i) sigma[i] = std::pow(c.cond, -static_cast<double>(i) / std::max<index_t>(c.n - 1, 1));
+      const auto a = test::matrix_with_spectrum(c.m, c.n, sigma, 5);
+      TsqrOptions o;
+      o.leaf_rows = c.leaf;
+      const TsqrResult r = tsqr(*b, test::to_backend(*b, a), o);
+      const auto q = test::to_host(*b, r.Q), rr = test::to_host(*b, r.R);
+      SCOPED_TRACE(name + " m " + std::to_string(c.m) + " n " + std::to_string(c.n));
+      EXPECT_EQ(r.report.levels, c.levels);
+      EXPECT_LT(factor_error(a, q, rr), 1e-6);
+      EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+      for (index_t j = 0; j < c.n; ++j)
+        for (index_t i = j + 1; i < c.n; ++i) ASSERT_EQ(rr(i, j), 0.0f) << i << "," << j;
+      o.form_q = false;
+      const TsqrResult r_only = tsqr(*b, test::to_backend(*b, a), o);
+      EXPECT_EQ(r_only.Q.rows(), 0);
+      EXPECT_EQ(test::to_host(*b, r_only.R).data, rr.data) << "R alone equals R with Q";
+    }
+}
+
+// Q written over A: the same Q as into a matrix of its own.
+TEST(Tsqr, QWrittenOverA) {
+  const auto a = test::random_matrix(3000, 16, test::Elements::Normal, 7);
+  for (const auto& [name, b] : test::portable_backends()) {
+    TsqrOptions o;
+    o.leaf_rows = 200;
+    const auto own = test::to_host(*b, tsqr(*b, test::to_backend(*b, a), o).Q);
+    Matrix<float> da = test::to_backend(*b, a);
+    o.q_buffer = da.view();
+    const TsqrResult r = tsqr(*b, da, o);
+    EXPECT_EQ(r.Q.data(), da.data()) << name;
+    EXPECT_EQ(test::to_host(*b, da).data, own.data) << name;
+  }
+}
+
+TEST(Tsqr, BadArgumentsNameTheParameter) {
+  auto b = test::portable_backends().front().second;
+  auto message = [&](index_t m, index_t n, const TsqrOptions& o) {
+    try {
+      tsqr(*b, Matrix<float>(*b, m, n), o);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(10, 20, {}).find("A.rows = 10"), std::string::npos) << message(10, 20, {});
+  EXPECT_NE(message(10, 0, {}).find("A.cols = 0"), std::string::npos);
+  TsqrOptions o;
+  o.leaf_rows = 5;
+  EXPECT_NE(message(100, 8, o).find("leaf_rows = 5"), std::string::npos);
+}
+
+// The Kokkos-native entry: a view in, Q and R views out.
+TEST(Tsqr, KokkosViewsInAndOut) {
+  const index_t m = 1500, n = 12;
+  const auto h = test::random_matrix(m, n, test::Elements::Normal, 9);
+  Kokkos::View<float**, Kokkos::LayoutLeft> a("A", m, n);
+  auto ha = Kokkos::create_mirror_view(a);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < m; ++i) ha(i, j) = h(i, j);
+  Kokkos::deep_copy(a, ha);
+  TsqrOptions o;
+  o.leaf_rows = 300;
+  const auto r = randnla::tsqr(Kokkos::DefaultExecutionSpace(), a, o);
+  ASSERT_EQ(r.Q.extent(0), static_cast<std::size_t>(m));
+  ASSERT_EQ(r.R.extent(0), static_cast<std::size_t>(n));
+  auto q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.Q);
+  auto rr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.R);
+  test::HostMatrix<float> qh(m, n), rh(n, n);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < m; ++i) qh(i, j) = q(i, j);
+    for (index_t i = 0; i < n; ++i) rh(i, j) = rr(i, j);
+  }
+  EXPECT_LT(factor_error(h, qh, rh), 1e-6);
+  EXPECT_EQ(r.report.levels, 2);
+}
