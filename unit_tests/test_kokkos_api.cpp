@@ -17,20 +17,7 @@ using DeviceMatrix = Kokkos::View<float**, Kokkos::LayoutLeft, Space>;
 /// A = U diag(sigma) V^T (m x n) on the default execution space, and its exact singular values.
 DeviceMatrix spectrum_matrix(index_t m, index_t n, const std::vector<double>& sigma, test::HostMatrix<float>& host) {
   host = test::matrix_with_spectrum(m, n, sigma, 11);
-  DeviceMatrix a("A", m, n);
-  auto mirror = Kokkos::create_mirror_view(a);
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < m; ++i) mirror(i, j) = host(i, j);
-  Kokkos::deep_copy(a, mirror);
-  return a;
-}
-
-test::HostMatrix<float> to_host(const DeviceMatrix& v) {
-  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  test::HostMatrix<float> h(static_cast<index_t>(v.extent(0)), static_cast<index_t>(v.extent(1)));
-  for (index_t j = 0; j < h.cols; ++j)
-    for (index_t i = 0; i < h.rows; ++i) h(i, j) = mirror(i, j);
-  return h;
+  return test::to_kokkos(host);
 }
 
 std::vector<double> decaying(index_t n) {
@@ -50,7 +37,7 @@ TEST(KokkosApi, RsvdOfAViewReturnsViewsInItsSpaceAtTheEckartYoungError) {
   ASSERT_EQ(r.U.extent(1), static_cast<std::size_t>(k));
   ASSERT_EQ(r.S.extent(0), static_cast<std::size_t>(k));
   ASSERT_EQ(r.V.extent(0), static_cast<std::size_t>(n));
-  const auto u = to_host(r.U), v = to_host(r.V);
+  const auto u = test::from_kokkos(r.U), v = test::from_kokkos(r.V);
   auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.S);
   test::HostMatrix<float> sh(k, 1);
   for (index_t i = 0; i < k; ++i) sh(i, 0) = s(i);
@@ -59,7 +46,7 @@ TEST(KokkosApi, RsvdOfAViewReturnsViewsInItsSpaceAtTheEckartYoungError) {
   EXPECT_LE(err, 1.05 * optimum) << r.report.backend;
   for (index_t i = 0; i < k; ++i) EXPECT_NEAR(s(i), sigma[i], 1e-3 * sigma[i]) << i;
   EXPECT_LT(test::orthogonality_loss(u.cview()), 1e-5);
-  const auto a_now = to_host(Kokkos::View<float**, Kokkos::LayoutLeft, Space>(const_cast<float*>(a.data()), m, n));
+  const auto a_now = test::from_kokkos(Kokkos::View<float**, Kokkos::LayoutLeft, Space>(const_cast<float*>(a.data()), m, n));
   EXPECT_EQ(a_now.data, host.data);  // A is read in place, not written
 }
 
@@ -76,13 +63,13 @@ TEST(KokkosApi, FixedAccuracyAndOrthonormalizeInPlace) {
   auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.S);
   test::HostMatrix<float> sh(rank, 1);
   for (index_t i = 0; i < rank; ++i) sh(i, 0) = s(i);
-  EXPECT_LE(test::lowrank_relative_error(host.cview(), to_host(r.U).cview(), sh.cview(), to_host(r.V).cview()), 1e-2);
+  EXPECT_LE(test::lowrank_relative_error(host.cview(), test::from_kokkos(r.U).cview(), sh.cview(), test::from_kokkos(r.V).cview()), 1e-2);
 
   DeviceMatrix y("Y", m, 30);
   Kokkos::deep_copy(y, Kokkos::subview(a, Kokkos::ALL(), Kokkos::make_pair(0, 30)));
   const Orthonormalizer used = orthonormalize(Exec(), y);
   EXPECT_NE(used, Orthonormalizer::Householder);
-  EXPECT_LT(test::orthogonality_loss(to_host(y).cview()), 1e-5);
+  EXPECT_LT(test::orthogonality_loss(test::from_kokkos(y).cview()), 1e-5);
 }
 
 TEST(KokkosApi, RowMajorViewsAndBadRanksAreRefused) {

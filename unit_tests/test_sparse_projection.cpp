@@ -192,15 +192,10 @@ TEST(SparseSign, BadArgumentsNameTheParameter) {
 TEST(SparseSign, KokkosViewsInAndOut) {
   const index_t d = 500, b = 3, k = 20;
   const auto h = test::random_matrix(d, b, test::Elements::Normal, 8);
-  Kokkos::View<float**, Kokkos::LayoutLeft> a("A", d, b);
-  auto ha = Kokkos::create_mirror_view(a);
-  for (index_t j = 0; j < b; ++j)
-    for (index_t i = 0; i < d; ++i) ha(i, j) = h(i, j);
-  Kokkos::deep_copy(a, ha);
-  const auto r = randnla::sparse_sign_projection(Kokkos::DefaultExecutionSpace(), a, k);
+  const auto r = randnla::sparse_sign_projection(Kokkos::DefaultExecutionSpace(), test::to_kokkos(h), k);
   ASSERT_EQ(r.Y.extent(0), static_cast<std::size_t>(k));
   ASSERT_EQ(r.Y.extent(1), static_cast<std::size_t>(b));
-  auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.Y);
+  const auto y = test::from_kokkos(r.Y);
   const auto ref = reference(sparse_sign_operator(k, d), h);
   for (index_t c = 0; c < b; ++c)
     for (index_t j = 0; j < k; ++j) EXPECT_NEAR(y(j, c), ref[j + c * k], 1e-5 * (1 + std::abs(ref[j + c * k])));

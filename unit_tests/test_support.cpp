@@ -250,6 +250,15 @@ Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x) {
   return d;
 }
 
+Kokkos::View<float**, Kokkos::LayoutLeft> to_kokkos(const HostMatrix<float>& x) {
+  Kokkos::View<float**, Kokkos::LayoutLeft> v("A", x.rows, x.cols);
+  auto mirror = Kokkos::create_mirror_view(v);
+  for (index_t j = 0; j < x.cols; ++j)
+    for (index_t i = 0; i < x.rows; ++i) mirror(i, j) = x(i, j);
+  Kokkos::deep_copy(v, mirror);
+  return v;
+}
+
 }  // namespace test
 }  // namespace randnla
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <Kokkos_Core.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,6 +78,18 @@ std::vector<std::pair<std::string, std::shared_ptr<Backend>>> portable_backends(
 
 /// Copies a backend matrix to a host matrix (any backend).
 HostMatrix<float> to_host(Backend& b, MatrixView<const float> x);
+
+/// x copied into a LayoutLeft view on the default execution space's memory.
+Kokkos::View<float**, Kokkos::LayoutLeft> to_kokkos(const HostMatrix<float>& x);
+/// A rank-2 float view of any space copied to the host.
+template <class View>
+HostMatrix<float> from_kokkos(const View& v) {
+  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  HostMatrix<float> h(static_cast<index_t>(v.extent(0)), static_cast<index_t>(v.extent(1)));
+  for (index_t j = 0; j < h.cols; ++j)
+    for (index_t i = 0; i < h.rows; ++i) h(i, j) = mirror(i, j);
+  return h;
+}
 /// Copies a host matrix into a new matrix of the backend.
 Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x);
 

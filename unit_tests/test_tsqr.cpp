@@ -96,23 +96,11 @@ TEST(Tsqr, BadArgumentsNameTheParameter) {
 TEST(Tsqr, KokkosViewsInAndOut) {
   const index_t m = 1500, n = 12;
   const auto h = test::random_matrix(m, n, test::Elements::Normal, 9);
-  Kokkos::View<float**, Kokkos::LayoutLeft> a("A", m, n);
-  auto ha = Kokkos::create_mirror_view(a);
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < m; ++i) ha(i, j) = h(i, j);
-  Kokkos::deep_copy(a, ha);
   TsqrOptions o;
   o.leaf_rows = 300;
-  const auto r = randnla::tsqr(Kokkos::DefaultExecutionSpace(), a, o);
+  const auto r = randnla::tsqr(Kokkos::DefaultExecutionSpace(), test::to_kokkos(h), o);
   ASSERT_EQ(r.Q.extent(0), static_cast<std::size_t>(m));
   ASSERT_EQ(r.R.extent(0), static_cast<std::size_t>(n));
-  auto q = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.Q);
-  auto rr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.R);
-  test::HostMatrix<float> qh(m, n), rh(n, n);
-  for (index_t j = 0; j < n; ++j) {
-    for (index_t i = 0; i < m; ++i) qh(i, j) = q(i, j);
-    for (index_t i = 0; i < n; ++i) rh(i, j) = rr(i, j);
-  }
-  EXPECT_LT(factor_error(h, qh, rh), 1e-6);
+  EXPECT_LT(factor_error(h, test::from_kokkos(r.Q), test::from_kokkos(r.R)), 1e-6);
   EXPECT_EQ(r.report.levels, 2);
 }
