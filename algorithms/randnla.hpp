@@ -21,11 +21,13 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "backends.hpp"
 #include "lra/randomized_lra.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "tsqr/tsqr.hpp"
+#include "tucker/tucker.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
@@ -65,6 +67,15 @@ struct TsqrViews {
   TsqrReport report;
 };
 
+/// A Tucker approximation A ~ core x_1 Q[0] ... x_N Q[N-1] as Kokkos views in MemSpace (FP32,
+/// LayoutLeft); CoreData is A's data type (float***, ...), so the core has A's number of modes.
+template <class CoreData, class MemSpace>
+struct TuckerViews {
+  Kokkos::View<CoreData, Kokkos::LayoutLeft, MemSpace> core;  ///< J_1 x ... x J_N
+  std::vector<Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace>> Q;  ///< Q[i]: I_i x J_i, orthonormal columns
+  TuckerReport report;
+};
+
 namespace kokkos_api {
 
 template <class Exec>
@@ -95,6 +106,12 @@ class ViewOutputs {
   Exec exec_;
   std::shared_ptr<std::map<std::string, Views>> views_;
 };
+
+/// A view of extents[0] x ... x extents[N-1] allocated on exec, uninitialised.
+template <class V, class Exec, std::size_t... I>
+V allocate(const Exec& exec, const std::string& label, const std::vector<index_t>& extents, std::index_sequence<I...>) {
+  return V(Kokkos::view_alloc(exec, label, Kokkos::WithoutInitializing), static_cast<std::size_t>(extents[I])...);
+}
 
 template <class Exec, class View>
 void require_reachable() {
@@ -170,6 +187,31 @@ TsqrViews<typename Exec::memory_space> tsqr(const Exec& exec, const AView& a, co
   if (options.form_q && options.q_buffer.empty()) v.Q = out.matrix("Q");
   v.R = out.matrix("R");
   v.report = std::move(r.report);
+  return v;
+}
+
+/// Rank-(J_1, ..., J_N) Tucker approximation of the 3- to 5-way view A (LayoutLeft, float) by
+/// random projection (Ootomo & Yokota, Sec. 5.2; see rp_hosvd(Backend&, ...)) on `exec`; ranks
+/// holds J_1 .. J_N. A is read in place and not modified.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> rp_hosvd(
+    const Exec& exec, const AView& a, const std::vector<index_t>& ranks, const TuckerOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, AView>();
+  constexpr int N = static_cast<int>(AView::rank);
+  static_assert(N >= 3 && N <= 5, "randnla::rp_hosvd: views of 3 to 5 modes");
+  using CoreView = Kokkos::View<typename AView::non_const_data_type, Kokkos::LayoutLeft, typename Exec::memory_space>;
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  auto core = std::make_shared<CoreView>();
+  const MatrixAllocator factors = out.allocator();
+  const MatrixAllocator outputs = [&](index_t rows, index_t cols, const std::string& name) {
+    if (name != "core") return factors(rows, cols, name);
+    *core = kokkos_api::allocate<CoreView>(exec, "randnla::core", ranks, std::make_index_sequence<N>());
+    return Matrix<float>(core, MatrixView<float>(core->data(), rows, cols, rows, backend->memory_space(), name));
+  };
+  TuckerResult r = rp_hosvd(*backend, tensor_view_of(a, "A"), ranks, options, outputs);
+  TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> v{*core, {}, std::move(r.report)};
+  for (int i = 0; i < N; ++i) v.Q.push_back(out.matrix("Q" + std::to_string(i)));
   return v;
 }
 

@@ -12,11 +12,11 @@ jobs=${RANDNLA_JOBS:-$(nproc)}
 baseline=${1:-}
 out=.device
 rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
-tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr test_gpu"
+tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr test_tucker test_gpu"
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection randnla_cli
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_tucker randnla_cli
 for t in $tests; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
 cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
@@ -32,7 +32,7 @@ if [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then
   cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON >/dev/null
   cmake --build build-kokkos-cuda -j "$jobs"  # everything: the install below takes the tool too
-  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr; do
+  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr test_tucker; do
     cp build-kokkos-cuda/unit_tests/$t "$out/bin-kokkos-cuda/"
   done
   consumer=build-kokkos-cuda/consumer

@@ -16,12 +16,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python with numpy and scikit-learn for the tool's tests (the scikit-learn cross-check).
+# Python with numpy, scikit-learn and TensorLy for the tool's tests (the peer cross-checks).
 venv="$here/.venv-test"
-if ! "$venv/bin/python" -c "import numpy, sklearn" 2>/dev/null; then
-  echo "install_deps: creating $venv (numpy, scikit-learn)"
+if ! "$venv/bin/python" -c "import numpy, sklearn, tensorly" 2>/dev/null; then
+  echo "install_deps: creating $venv (numpy, scikit-learn, tensorly)"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1
+  "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1 tensorly==0.10.0
 fi
 
 # A real photograph for the image-compression example: scikit-image's sample images, taken from

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "rsvd/svd_through_gram.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "tsqr/tsqr.hpp"
+#include "tucker/tucker.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -854,6 +856,48 @@ TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
         } catch (const InvalidArgument& e) {
           EXPECT_NE(std::string(e.what()).find("1 non-finite"), std::string::npos) << e.what();
         }
+      }
+    }
+  }
+}
+
+// RP-HOSVD on the device: with FP32 sketches every variant's approximation equals the host's to
+// rounding (the same Omega from the same seed); the SHGEMM sketches on Tensor Cores stay within
+// 1.1x of FP32's error on the device, 3-way and 4-way.
+TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  struct Case {
+    std::vector<index_t> dims, ranks;
+  };
+  for (const Case& c : {Case{{96, 80, 64}, {16, 12, 10}}, Case{{24, 20, 18, 16}, {6, 5, 5, 4}}}) {
+    test::HostTensor t = test::paper_tensor(c.dims, c.ranks, 0, 17);
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> gauss(0.0, 1e-3);
+    for (double& x : t.data) x += gauss(rng);
+    test::HostMatrix<float> a(c.dims[0], t.size() / c.dims[0]);
+    for (std::size_t i = 0; i < t.data.size(); ++i) a.data[i] = static_cast<float>(t.data[i]);
+    const Matrix<float> da = test::to_backend(*dev, a);
+    const PackedTensor on_dev{da.data(), c.dims, MemorySpace::Device}, on_host{a.data.data(), c.dims, MemorySpace::Host};
+    for (TuckerVariant v : {TuckerVariant::TwoPass, TuckerVariant::SequentiallyTruncated, TuckerVariant::SinglePass}) {
+      SCOPED_TRACE(std::string(to_string(v)) + " N = " + std::to_string(c.dims.size()));
+      TuckerOptions o;
+      o.variant = v;
+      o.oversampling = 4;
+      o.sketch = SketchPrecision::FP32;
+      const TuckerResult hr = rp_hosvd(*host, on_host, c.ranks, o), dr = rp_hosvd(*dev, on_dev, c.ranks, o);
+      const test::HostMatrix<float> xh = test::to_host(*host, tucker_reconstruct(*host, hr));
+      const test::HostMatrix<float> xd = test::to_host(*dev, tucker_reconstruct(*dev, dr));
+      double diff = 0, norm = 0;
+      for (std::size_t i = 0; i < a.data.size(); ++i)
+        diff += std::pow(double(xh.data[i]) - xd.data[i], 2), norm += std::pow(double(a.data[i]), 2);
+      EXPECT_LT(std::sqrt(diff / norm), 1e-4);
+      const double fp32 = tucker_relative_error(*dev, on_dev, dr);
+      EXPECT_NEAR(fp32, tucker_relative_error(*host, on_host, hr), 1e-3 * fp32);
+      for (SketchPrecision s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+        o.sketch = s;
+        EXPECT_LT(tucker_relative_error(*dev, on_dev, rp_hosvd(*dev, on_dev, c.ranks, o)), 1.1 * fp32) << to_string(s);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "backends.hpp"
 #include "portable/lapack.hpp"
@@ -257,6 +258,61 @@ Kokkos::View<float**, Kokkos::LayoutLeft> to_kokkos(const HostMatrix<float>& x) 
     for (index_t i = 0; i < x.rows; ++i) mirror(i, j) = x(i, j);
   Kokkos::deep_copy(v, mirror);
   return v;
+}
+
+}  // namespace test
+}  // namespace randnla
+
+namespace randnla {
+namespace test {
+
+index_t HostTensor::size() const {
+  index_t s = 1;
+  for (index_t e : extents) s *= e;
+  return s;
+}
+
+HostTensor mode_product(const HostTensor& x, int n, const std::vector<double>& m, index_t rows) {
+  index_t before = 1, after = 1;
+  for (int k = 0; k < n; ++k) before *= x.extents[k];
+  for (int k = n + 1; k < static_cast<int>(x.extents.size()); ++k) after *= x.extents[k];
+  const index_t in = x.extents[n];
+  HostTensor y{x.extents, {}};
+  y.extents[n] = rows;
+  y.data.assign(static_cast<std::size_t>(y.size()), 0.0);
+  for (index_t r = 0; r < after; ++r)
+    for (index_t a = 0; a < in; ++a)
+      for (index_t i = 0; i < rows; ++i) {
+        const double mia = m[i + a * rows];
+        for (index_t l = 0; l < before; ++l) y.data[l + before * (i + rows * r)] += mia * x.data[l + before * (a + in * r)];
+      }
+  return y;
+}
+
+namespace {
+std::vector<double> uniform_pm1(index_t count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (double& x : v) x = u(rng);
+  return v;
+}
+}  // namespace
+
+HostTensor paper_tensor(const std::vector<index_t>& dims, const std::vector<index_t>& ranks, index_t deficit,
+                        std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  HostTensor g{ranks, {}};
+  g.data = uniform_pm1(g.size(), rng);
+  for (int n = 0; n < static_cast<int>(dims.size()); ++n) {
+    const index_t in = dims[n], jn = ranks[n], r = jn - deficit;
+    const std::vector<double> a = uniform_pm1(in * r, rng), b = uniform_pm1(r * jn, rng);  // I_n x r, r x J_n
+    std::vector<double> m(static_cast<std::size_t>(in * jn), 0.0);
+    for (index_t j = 0; j < jn; ++j)
+      for (index_t p = 0; p < r; ++p)
+        for (index_t i = 0; i < in; ++i) m[i + j * in] += a[i + p * in] * b[p + j * r];
+    g = mode_product(g, n, m, in);
+  }
+  return g;
 }
 
 }  // namespace test

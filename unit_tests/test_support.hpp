@@ -93,5 +93,18 @@ HostMatrix<float> from_kokkos(const View& v) {
 /// Copies a host matrix into a new matrix of the backend.
 Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x);
 
+/// An N-way FP64 host tensor, first index fastest, packed.
+struct HostTensor {
+  std::vector<index_t> extents;
+  std::vector<double> data;
+  index_t size() const;
+};
+/// Y = X x_n M (M rows x I_n, column-major): Y_(n) = M X_(n), in FP64.
+HostTensor mode_product(const HostTensor& x, int n, const std::vector<double>& m, index_t rows);
+/// Ootomo & Yokota's Algorithm 3: G uniform(-1, 1) of size J_1 x ... x J_N, then G x_i M_i with
+/// M_i = (Omega_a Omega_b)^T, I_i x J_i of rank J_i - deficit, both factors uniform(-1, 1).
+HostTensor paper_tensor(const std::vector<index_t>& dims, const std::vector<index_t>& ranks, index_t deficit,
+                        std::uint64_t seed);
+
 }  // namespace test
 }  // namespace randnla

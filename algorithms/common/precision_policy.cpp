@@ -18,17 +18,32 @@ Products::Products(Backend& b, SketchPrecision requested)
       fp16_omega_(precision_.mode == ProductMode::Split ||
                   (precision_.mode == ProductMode::Auto && b.capabilities().tensor_cores)) {}
 
+StoredOperator Products::store(const RandomOperator& omega, index_t row0, index_t rows) {
+  if (rows < 0) rows = omega.distribution().rows - row0;
+  StoredOperator s;
+  if (fp16_omega_) {
+    s.half = Matrix<fp16>(b_, rows, omega.distribution().cols, "Omega");
+    omega.fill(b_, s.half.view(), row0);
+  } else {
+    s.single = Matrix<float>(b_, rows, omega.distribution().cols, "Omega");
+    omega.fill(b_, s.single.view(), row0);
+  }
+  return s;
+}
+
 void Products::sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y,
                       std::string* kernel) {
+  times(Op::N, 1.0f, a, store(omega), 0.0f, y, kernel);
+}
+
+void Products::times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
+                     MatrixView<float> c, std::string* kernel) {
   ProductReport report;
   ProductReport* r = kernel ? &report : nullptr;
-  if (fp16_omega_) {
-    const Matrix<fp16> stored = omega.materialize<fp16>(b_);
-    b_.product(Op::N, Op::N, 1.0f, a, stored, 0.0f, y, precision_, r);
-  } else {
-    const Matrix<float> stored = omega.materialize<float>(b_);
-    b_.product(Op::N, Op::N, 1.0f, a, stored, 0.0f, y, precision_, r);
-  }
+  if (omega.is_fp16())
+    b_.product(ta, Op::N, alpha, a, omega.half, beta, c, precision_, r);
+  else
+    b_.product(ta, Op::N, alpha, a, omega.single, beta, c, precision_, r);
   if (!kernel) return;
   *kernel = describe(report, fp16_omega_);
   if (report.mode == ProductMode::Split && report.a_format == TensorCore::TF32 &&

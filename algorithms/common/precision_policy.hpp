@@ -33,6 +33,16 @@ inline const EnumNames<SketchPrecision>& names_of(SketchPrecision) {
 /// split products in that format, Auto the backend's Auto (Split with Tensor Cores, else FP32).
 ProductPrecision product_precision(SketchPrecision s);
 
+/// A random operator stored for the products of one run: FP16 where they are split (SHGEMM), else
+/// FP32 (one of the two matrices is empty).
+struct StoredOperator {
+  Matrix<fp16> half;
+  Matrix<float> single;
+  bool is_fp16() const { return half.data() != nullptr; }
+  index_t rows() const { return is_fp16() ? half.rows() : single.rows(); }
+  index_t cols() const { return is_fp16() ? half.cols() : single.cols(); }
+};
+
 /// The products of one algorithm run, all in one precision, and the sketch Y = A Omega with Omega
 /// stored in FP16 where the products are split (SHGEMM), else in FP32.
 class Products {
@@ -43,11 +53,33 @@ class Products {
   /// names the kernel that ran in *kernel when non-null, and why Auto chose it.
   void sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y, std::string* kernel);
 
+  /// Rows row0 .. row0 + rows - 1 of Omega (all of it by default), stored for these products.
+  StoredOperator store(const RandomOperator& omega, index_t row0 = 0, index_t rows = -1);
+
+  /// C := alpha op(A) omega + beta C, omega stored by store(); names the kernel as sketch() does.
+  void times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
+             MatrixView<float> c, std::string* kernel = nullptr);
+
   /// C := alpha op(A) op(B) + beta C for two FP32 operands.
   void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
             MatrixView<float> c) {
     b_.product(ta, tb, alpha, a, b, beta, c, precision_);
   }
+  void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const fp16> b, float beta,
+            MatrixView<float> c) {
+    b_.product(ta, tb, alpha, a, b, beta, c, precision_);
+  }
+  /// C_i := alpha op(A_i) op(B_i) + beta C_i for each matrix of the batches.
+  void gemm_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b, float beta,
+                    StridedBatch<float> c) {
+    b_.product_strided_batched(ta, tb, alpha, a, b, beta, c, precision_);
+  }
+  void gemm_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const fp16> b, float beta,
+                    StridedBatch<float> c) {
+    b_.product_strided_batched(ta, tb, alpha, a, b, beta, c, precision_);
+  }
+  const ProductPrecision& precision() const { return precision_; }
+  Backend& backend() const { return b_; }
 
  private:
   Backend& b_;

@@ -152,6 +152,17 @@ class Backend : public DeviceContext {
     batch_checks(ta, tb, a, b, c);
     if (c.count > 0 && !c.first.empty()) do_product_strided_batched(ta, tb, alpha, a, b, beta, c, resolve(precision));
   }
+  /// A FP32, B FP16 (e.g. blocks of an FP16 sketch Omega): SHGEMM per matrix where `precision`
+  /// resolves to Split, else the product of the exact FP32 widening of each B_i.
+  void product_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const fp16> b,
+                               float beta, StridedBatch<float> c, ProductPrecision precision = {}) {
+    batch_checks(ta, tb, a, b, c);
+    if (c.count == 0 || c.first.empty()) return;
+    precision = resolve(precision);
+    if (precision.mode == ProductMode::Split)
+      return do_product_split_strided_batched(ta, tb, alpha, a, b, beta, c, precision.split);
+    for (index_t i = 0; i < c.count; ++i) product(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i), precision);
+  }
   void product_strided_batched(Op ta, Op tb, double alpha, StridedBatch<const double> a, StridedBatch<const double> b,
                                double beta, StridedBatch<double> c) {
     batch_checks(ta, tb, a, b, c);
@@ -252,6 +263,12 @@ class Backend : public DeviceContext {
                                           StridedBatch<const float> b, float beta, StridedBatch<float> c,
                                           const ProductPrecision& precision) {
     for (index_t i = 0; i < c.count; ++i) do_product(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i), precision, nullptr);
+  }
+  /// SHGEMM per matrix of the batch; backends with a batched kernel override it.
+  virtual void do_product_split_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a,
+                                                StridedBatch<const fp16> b, float beta, StridedBatch<float> c,
+                                                TensorCore format) {
+    for (index_t i = 0; i < c.count; ++i) do_product_split(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i), format, nullptr);
   }
   virtual void do_product_strided_batched(Op ta, Op tb, double alpha, StridedBatch<const double> a,
                                           StridedBatch<const double> b, double beta, StridedBatch<double> c) {

@@ -115,10 +115,14 @@ template <class T>
 void require_batch(const StridedBatch<T>& x, const std::string& name, bool output) {
   require(x.count >= 0, name + ".count", x.count, "must be >= 0");
   require(x.stride >= 0, name + ".stride", x.stride, "must be >= 0");
+  // Apart: one after the other, or row blocks of one matrix (stride >= rows, count x stride <= ld).
+  const bool apart = x.stride >= x.first.ld() * (x.first.cols() - 1) + x.first.rows() ||
+                     (x.stride >= x.first.rows() && x.count * x.stride <= x.first.ld());
   if (output && x.count > 1 && !x.first.empty())
-    require(x.stride >= x.first.ld() * (x.first.cols() - 1) + x.first.rows(), name + ".stride", x.stride,
+    require(apart, name + ".stride", x.stride,
             "must keep the outputs apart: >= " + name + ".ld * (cols - 1) + rows = " +
-                std::to_string(x.first.ld() * (x.first.cols() - 1) + x.first.rows()));
+                std::to_string(x.first.ld() * (x.first.cols() - 1) + x.first.rows()) +
+                ", or row blocks of one matrix (>= rows, count x stride <= ld)");
 }
 
 }  // namespace randnla

@@ -1,0 +1,255 @@
+#include <algorithm>
+#include <cmath>
+
+#include "common/checks.hpp"
+#include "tucker.hpp"
+
+namespace randnla {
+namespace {
+
+void require_tucker_arguments(const PackedTensor& a, const std::vector<index_t>& ranks, const TuckerOptions& o) {
+  const int modes = a.modes();
+  require(modes >= 2, "A.modes", modes, "must be >= 2");
+  require(static_cast<int>(ranks.size()) == modes, "ranks.size", ranks.size(),
+          "must equal the tensor's number of modes N = " + std::to_string(modes));
+  for (int n = 0; n < modes; ++n) {
+    const index_t others = a.size() / std::max<index_t>(a.extents[n], 1);
+    const index_t most = std::min(a.extents[n], others);
+    require(ranks[n] >= 1 && ranks[n] <= most, "ranks[" + std::to_string(n) + "]", ranks[n],
+            "must lie in 1..min(I_" + std::to_string(n) + ", product of the other extents) = " + std::to_string(most));
+  }
+  require(o.oversampling >= 0, "oversampling", o.oversampling, "must be >= 0");
+  require(o.power_iterations >= 0, "power_iterations", o.power_iterations, "must be >= 0");
+  require(o.power_iterations == 0 || o.variant != TuckerVariant::SinglePass, "power_iterations", o.power_iterations,
+          "must be 0 for the single-pass variant (each power iteration reads A again)");
+  require(o.core_sketch_factor >= 1, "core_sketch_factor", o.core_sketch_factor, "must be >= 1");
+}
+
+/// l_i = min(J_i + p, I_i, the product of the other extents).
+std::vector<index_t> sketch_columns(const PackedTensor& a, const std::vector<index_t>& ranks, index_t p) {
+  std::vector<index_t> l(ranks.size());
+  for (int n = 0; n < a.modes(); ++n)
+    l[n] = std::min({ranks[n] + p, a.extents[n], a.size() / a.extents[n]});
+  return l;
+}
+
+/// One run's state: the backend, its products, the report and the clock.
+struct Run {
+  Backend& b;
+  const TuckerOptions& o;
+  Products prod;
+  TuckerReport& rep;
+  Stopwatch clock;
+
+  Run(Backend& backend, const TuckerOptions& options, TuckerReport& report)
+      : b(backend), o(options), prod(backend, options.sketch), rep(report),
+        clock(backend, &report.phases, options.progress) {}
+
+  void orthonormalize_into_report(MatrixView<float> y, Orthonormalizer method) {
+    rep.orthonormalizers.push_back(to_string(orthonormalize(b, y, method)));
+  }
+
+  /// Q (I_n x l) := an orthonormal basis of (X_(n) X_(n)^T)^q X_(n) Omega (Halko, Martinsson &
+  /// Tropp, Alg. 4.4, on the mode-n unfolding), Omega drawn from `state`. The first sketch of A
+  /// also checks A for non-finite entries, as rsvd does.
+  Matrix<float> range(const PackedTensor& x, int n, index_t l, const RngState& state, bool first) {
+    const index_t others = x.size() / x.extents[n];
+    Matrix<float> w(b, x.extents[n], l, "W");
+    {
+      const StoredOperator omega = prod.store(RandomOperator(RandomDistribution{others, l}, state));
+      unfolding_times(prod, x, n, omega, 0.0f, w, first ? &rep.sketch_kernel : nullptr);
+    }
+    clock.lap("sketch");
+    if (first) check_input(x, w);
+    const Orthonormalizer between = o.orthonormalizer == Orthonormalizer::Auto ? Orthonormalizer::CholeskyQR
+                                                                               : o.orthonormalizer;
+    for (int it = 0; it < o.power_iterations; ++it) {
+      orthonormalize_into_report(w.view(), between);
+      Matrix<float> z = unfolding_transpose_times(b, prod, x, n, w);
+      orthonormalize_into_report(z.view(), between);
+      unfolding_times(prod, x, n, mode_blocks(x, n, MatrixView<const float>(z.view())), 0.0f, w);
+      clock.lap("sketch");
+    }
+    orthonormalize_into_report(w.view(), o.orthonormalizer);
+    clock.lap("orthonormalisation");
+    return w;
+  }
+
+  void check_input(const PackedTensor& x, const Matrix<float>& w) {
+    require_finite_sketch(b, x.matrix(1), w);
+    clock.lap("input check");
+  }
+};
+
+RngState omega_state(const TuckerOptions& o, int n) { return RngState{o.seed, static_cast<std::uint64_t>(n)}; }
+
+/// Every Q_i from A, then g = A x_1 Q_1^T ... x_N Q_N^T by N contractions.
+OwnedTensor two_pass(Run& run, const PackedTensor& a, const std::vector<index_t>& l, std::vector<Matrix<float>>& q) {
+  for (int n = 0; n < a.modes(); ++n) q.push_back(run.range(a, n, l[n], omega_state(run.o, n), n == 0));
+  OwnedTensor x;
+  for (int n = 0; n < a.modes(); ++n) x = contract_first_mode(run.b, run.prod, n == 0 ? a : x.view(), q[n]);
+  run.clock.lap("core");
+  return x;
+}
+
+/// Mode n sketched from A x_1 Q_1^T ... x_{n-1} Q_{n-1}^T, in which it is the first mode.
+OwnedTensor sequentially_truncated(Run& run, const PackedTensor& a, const std::vector<index_t>& l,
+                                   std::vector<Matrix<float>>& q) {
+  OwnedTensor x;
+  for (int n = 0; n < a.modes(); ++n) {
+    const PackedTensor xn = n == 0 ? a : x.view();
+    q.push_back(run.range(xn, 0, l[n], omega_state(run.o, n), n == 0));
+    x = contract_first_mode(run.b, run.prod, xn, q[n]);
+    run.clock.lap("core");
+  }
+  return x;
+}
+
+/// M = ((Phi^T Q)^+)^T (s x l), through the QR of Phi^T Q = Q' R: M = Q' R^{-T}.
+Matrix<float> pseudo_inverse_transpose(Run& run, const StoredOperator& phi, MatrixView<const float> q) {
+  Backend& b = run.b;
+  const index_t s = phi.cols(), l = q.cols();
+  Matrix<float> pt(b, l, s, "Q^T Phi"), p(b, s, l, "Phi^T Q"), tau(b, l, 1, "tau"), r(b, l, l, "R");
+  run.prod.times(Op::T, 1.0f, q, phi, 0.0f, pt);
+  b.transpose(pt, p.view());
+  b.qr(p.view(), tau.view());
+  b.copy(MatrixView<const float>(p.view()).block(0, 0, l, l), r.view());
+  b.form_q(p.view(), tau);
+  Matrix<double> md(b, s, l, "M"), rd(b, l, l, "R");
+  b.convert(p, md.view());
+  b.convert(r, rd.view());
+  b.triangular_solve(Side::Right, Op::T, 1.0, rd, md.view());
+  Matrix<float> m(b, s, l, "M");
+  b.convert(md, m.view());
+  return m;
+}
+
+/// Sun, Guo, Luo, Tropp & Udell (2020), Alg. 1 (sketches) and the two-sided recovery: every mode
+/// sketch V_i = A_(i) Omega_i and the core sketch H = A x_i Phi_i^T from one read of A, slab by
+/// slab along its last mode; Q_i = qr(V_i), g = H x_i (Phi_i^T Q_i)^+.
+OwnedTensor single_pass(Run& run, const PackedTensor& a, const std::vector<index_t>& l, std::vector<Matrix<float>>& q) {
+  Backend& b = run.b;
+  const int modes = a.modes(), last = modes - 1;
+  std::vector<StoredOperator> phi;
+  std::vector<index_t> s(modes);
+  for (int n = 0; n < modes; ++n) {
+    s[n] = std::min(run.o.core_sketch_factor * l[n] + 1, a.extents[n]);
+    phi.push_back(run.prod.store(RandomOperator(RandomDistribution{a.extents[n], s[n]}, omega_state(run.o, modes + n))));
+  }
+  std::vector<Matrix<float>> v;
+  for (int n = 0; n < modes; ++n) v.emplace_back(b, a.extents[n], l[n], "V");
+  const RandomOperator omega_last(RandomDistribution{a.before(last), l[last]}, omega_state(run.o, last));
+  const StoredOperator stored_last = run.prod.store(omega_last);
+  index_t cells = 1;
+  for (int n = 0; n < modes; ++n) cells *= s[n];
+  OwnedTensor h{Matrix<float>(b, cells / s[last], s[last], "H"), s};
+  b.scale(0.0f, h.storage.view());
+  const index_t slice = a.before(last) * static_cast<index_t>(sizeof(float));
+  const index_t per_slab = run.o.slab_bytes == 0 ? a.extents[last]
+                                                 : std::max<index_t>(1, static_cast<index_t>(run.o.slab_bytes) / slice);
+  for (index_t r0 = 0; r0 < a.extents[last]; r0 += per_slab) {
+    const PackedTensor slab = a.last_mode_slab(r0, std::min(per_slab, a.extents[last] - r0));
+    const index_t c = slab.extents[last];
+    for (int n = 0; n < last; ++n) {
+      const index_t rows = slab.size() / slab.extents[n];  // this slab's rows of Omega_n
+      const RandomOperator omega(RandomDistribution{a.size() / a.extents[n], l[n]}, omega_state(run.o, n));
+      unfolding_times(run.prod, slab, n, run.prod.store(omega, r0 * (rows / c), rows), r0 == 0 ? 0.0f : 1.0f, v[n],
+                      n == 0 && r0 == 0 ? &run.rep.sketch_kernel : nullptr);
+    }
+    run.prod.times(Op::T, 1.0f, slab.matrix(last), stored_last, 0.0f, v[last].view().block(r0, 0, c, l[last]));
+    OwnedTensor y;
+    for (int n = 0; n < last; ++n) y = contract_first_mode(b, run.prod, n == 0 ? slab : y.view(), phi[n]);
+    StoredOperator phi_rows;
+    if (phi[last].is_fp16()) {
+      phi_rows.half = Matrix<fp16>(std::shared_ptr<void>(), phi[last].half.view().block(r0, 0, c, s[last]));
+    } else {
+      phi_rows.single = Matrix<float>(std::shared_ptr<void>(), phi[last].single.view().block(r0, 0, c, s[last]));
+    }
+    add_contract_first_mode(run.prod, y.view(), phi_rows, h);
+  }
+  run.clock.lap("sketch");
+  run.check_input(a, v[0]);
+  for (int n = 0; n < modes; ++n) {
+    run.orthonormalize_into_report(v[n].view(), run.o.orthonormalizer);
+    q.push_back(std::move(v[n]));
+  }
+  run.clock.lap("orthonormalisation");
+  OwnedTensor x = std::move(h);
+  for (int n = 0; n < modes; ++n) {
+    const Matrix<float> m = pseudo_inverse_transpose(run, phi[n], q[n]);
+    x = contract_first_mode(b, run.prod, x.view(), m);
+  }
+  run.clock.lap("core");
+  return x;
+}
+
+/// The l_1 x ... x l_N core truncated to J_1 x ... x J_N by its own sequentially truncated HOSVD:
+/// U_i = the leading J_i eigenvectors of the FP64 Gram matrix of the mode-i unfolding, g := g x_i
+/// U_i^T, Q_i := Q_i U_i.
+OwnedTensor truncate(Run& run, OwnedTensor x, const std::vector<index_t>& ranks, std::vector<Matrix<float>>& q) {
+  Backend& b = run.b;
+  Products exact(b, SketchPrecision::FP32);
+  for (int n = 0; n < static_cast<int>(ranks.size()); ++n) {
+    const MatrixView<const float> x0 = x.view().matrix(1);
+    const index_t l = x0.rows();
+    Matrix<double> xd(b, l, x0.cols(), "X"), g(b, l, l, "G"), w(b, l, 1, "w");
+    b.convert(x0, xd.view());
+    b.product(Op::N, Op::T, 1.0, xd, xd, 0.0, g.view());
+    b.symmetric_eig(g.view(), w.view());
+    Matrix<float> u(b, l, ranks[n], "U");
+    b.convert(MatrixView<const double>(g.view()).block(0, 0, l, ranks[n]), u.view());
+    x = contract_first_mode(b, exact, x.view(), u);
+    Matrix<float> qu(b, q[n].rows(), ranks[n], "Q");
+    b.product(Op::N, Op::N, 1.0f, q[n], u, 0.0f, qu, ProductPrecision::fp32());
+    q[n] = std::move(qu);
+  }
+  run.clock.lap("truncation");
+  return x;
+}
+
+}  // namespace
+
+TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index_t>& ranks, const TuckerOptions& o,
+                      const MatrixAllocator& outputs) {
+  require_space(a.matrix(1), b.memory_space(), "A");
+  require_tucker_arguments(a, ranks, o);
+  TuckerResult res;
+  res.report.backend = b.description();
+  Run run(b, o, res.report);
+  const std::vector<index_t> l = sketch_columns(a, ranks, o.oversampling);
+  res.report.sketch_columns = l;
+  std::vector<Matrix<float>> q;
+  OwnedTensor core = o.variant == TuckerVariant::TwoPass ? two_pass(run, a, l, q)
+                     : o.variant == TuckerVariant::SequentiallyTruncated ? sequentially_truncated(run, a, l, q)
+                                                                          : single_pass(run, a, l, q);
+  if (l != ranks) core = truncate(run, std::move(core), ranks, q);
+
+  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
+  res.core_extents = ranks;
+  res.core = out(ranks[0], core.view().size() / ranks[0], "core");
+  b.copy(MatrixView<const float>(core.storage.data(), ranks[0], core.view().size() / ranks[0], ranks[0], b.memory_space()),
+         res.core.view());
+  for (int n = 0; n < a.modes(); ++n) {
+    res.factors.push_back(out(a.extents[n], ranks[n], "Q" + std::to_string(n)));
+    b.copy(q[n].view(), res.factors.back().view());
+  }
+  return res;
+}
+
+Matrix<float> tucker_reconstruct(Backend& b, const TuckerResult& t) {
+  Products exact(b, SketchPrecision::FP32);
+  OwnedTensor x{Matrix<float>(std::shared_ptr<void>(), t.core.view()), t.core_extents};
+  for (const Matrix<float>& q : t.factors) x = contract_first_mode(b, exact, x.view(), q, Op::T);
+  return std::move(x.storage);
+}
+
+double tucker_relative_error(Backend& b, const PackedTensor& a, const TuckerResult& t) {
+  Matrix<float> r = tucker_reconstruct(b, t);
+  const MatrixView<const float> am = a.matrix(1);
+  const MatrixView<float> rm(r.data(), am.rows(), am.cols(), am.ld(), b.memory_space());
+  b.add(1.0f, am, -1.0f, rm);
+  const double norm_a = b.frobenius_norm(am);
+  return norm_a > 0 ? b.frobenius_norm(rm) / norm_a : 0.0;
+}
+
+}  // namespace randnla

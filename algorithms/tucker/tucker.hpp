@@ -1,0 +1,113 @@
+// Random-projection HOSVD: a Tucker approximation A ~ g x_1 Q_1 x_2 Q_2 ... x_N Q_N of an N-way
+// FP32 tensor from random sketches of its mode unfoldings, two-pass (Ahmadi-Asl et al. 2021;
+// Ootomo & Yokota, Sec. 5.2), sequentially truncated, or single-pass (Sun, Guo, Luo, Tropp &
+// Udell 2020).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/precision_policy.hpp"
+#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/backend.hpp"
+#include "randnla/report.hpp"
+#include "randnla/tensor_view.hpp"
+#include "tucker/tensor.hpp"
+
+namespace randnla {
+
+enum class TuckerVariant {
+  /// Every mode sketched from A (W_i = A_(i) Omega_(i), Q_i = qr(W_i)), then g = A x_i Q_i^T:
+  /// N + 1 reads of A (Ahmadi-Asl et al. 2021, RP-HOSVD; Ootomo & Yokota, Sec. 5.2).
+  TwoPass,
+  /// Mode i sketched from the tensor already reduced in modes < i (each product contracts the mode
+  /// it has sketched): 2 reads of A, then products with ever smaller tensors (ST-HOSVD's order).
+  SequentiallyTruncated,
+  /// Every mode sketch and a core sketch H = A x_i Phi_i^T from one read of A, the core recovered
+  /// by least squares, g = H x_i (Phi_i^T Q_i)^+ (Sun, Guo, Luo, Tropp & Udell 2020, Alg. 1 and
+  /// the two-sided recovery of their Sec. 3): for tensors read once. Larger error than the others.
+  SinglePass
+};
+
+inline const EnumNames<TuckerVariant>& names_of(TuckerVariant) {
+  static const EnumNames<TuckerVariant> names{{TuckerVariant::TwoPass, "two-pass"},
+                                              {TuckerVariant::SequentiallyTruncated, "sequential"},
+                                              {TuckerVariant::SinglePass, "single-pass"}};
+  return names;
+}
+
+struct TuckerOptions {
+  TuckerVariant variant = TuckerVariant::TwoPass;
+  /// p: mode i is sketched with l_i = min(J_i + p, I_i) columns and the l_1 x ... x l_N core is
+  /// truncated to J_1 x ... x J_N by an HOSVD of its own (FP64 Gram matrices). 0: Q_i has J_i
+  /// columns, as in the papers' RP-HOSVD.
+  index_t oversampling = 0;
+  int power_iterations = 0;  ///< q per mode: W_i = (A_(i) A_(i)^T)^q A_(i) Omega_(i)
+  std::uint64_t seed = 42;   ///< Philox seed of every Omega_(i) (and Phi_i): same on host and device
+  SketchPrecision sketch = SketchPrecision::Auto;  ///< the sketches' and the core's products, as in RSVD
+  Orthonormalizer orthonormalizer = Orthonormalizer::Auto;  ///< Q_i = qr(W_i)
+  /// SinglePass: columns of Phi_i, s_i = min(core_sketch_factor l_i + 1, I_i); Sun et al. take 2.
+  index_t core_sketch_factor = 2;
+  /// SinglePass: A is taken in slabs of consecutive slices along its last mode, each used for all
+  /// N + 1 sketches while in cache, of at most this many bytes (at least one slice). 0: one slab.
+  std::size_t slab_bytes = std::size_t{64} << 20;
+  Progress progress;  ///< called after each phase with its name and milliseconds
+};
+
+/// Phases (milliseconds, wall clock with the device synchronised): "sketch" (the products with
+/// Omega and the power iterations'), "input check", "orthonormalisation", "core" (the products
+/// with Q_i^T, or the single pass's recovery), "truncation".
+struct TuckerReport {
+  std::string backend;
+  std::string sketch_kernel;                  ///< the first sketch product's kernel, e.g. "shgemm fp16-TC"
+  std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
+  std::vector<index_t> sketch_columns;        ///< l_i
+  PhaseReport phases;
+  double total_ms() const { return phases.total_ms(); }
+};
+
+struct TuckerResult {
+  /// The core g (J_1 x ... x J_N, first index fastest), stored as its mode-1 unfolding
+  /// g_(1) (J_1 x J_2 ... J_N).
+  Matrix<float> core;
+  std::vector<index_t> core_extents;  ///< J_1 .. J_N
+  std::vector<Matrix<float>> factors; ///< Q_i, I_i x J_i, orthonormal columns
+  TuckerReport report;
+};
+
+/// Rank-(J_1, ..., J_N) Tucker approximation of A (I_1 x ... x I_N, N = 3 to 5, FP32, first index
+/// fastest and packed as a LayoutLeft view is, in the backend's memory; not modified):
+/// A ~ g x_1 Q_1 ... x_N Q_N by random projection (TuckerVariant says which). Ootomo & Yokota,
+/// "Mixed-Precision Random Projection for RandNLA on Tensor Cores", Sec. 5.2: Omega_(i) in FP16
+/// and SHGEMM where options.sketch is Auto (with Tensor Cores) or ShgemmFP16/TF32.
+/// Mode products read A in place: the mode-1 and mode-N unfoldings are matrices of A's memory, a
+/// middle mode's product is a strided-batched product over A's slices; a contraction with Q_i^T
+/// moves that mode last (X_(1)^T Q_1 is X x_1 Q_1^T with modes 2..N, 1), so after N of them the
+/// core is in order, with no permuted copy. Memory besides A and the outputs: the sketches, one
+/// Omega_(i) (prod_{k != i} I_k x l_i, FP16 or FP32), the partial sums of a middle mode's batches
+/// (at most |A| / 16 elements) and the first contraction (|A| l_1 / I_1).
+/// Throws InvalidArgument naming the parameter and value for ranks.size() != N, a rank outside
+/// 1..I_i, oversampling < 0, power_iterations < 0, core_sketch_factor < 1, non-finite entries in A
+/// (found from the first sketch, as rsvd does), or strides that are not packed.
+template <class T, int N>
+TuckerResult rp_hosvd(Backend& backend, TensorView<T, N> a, const std::vector<index_t>& ranks,
+                      const TuckerOptions& options = {}, const MatrixAllocator& outputs = nullptr) {
+  static_assert(N >= 3 && N <= 5, "randnla::rp_hosvd: tensors of 3 to 5 modes");
+  static_assert(std::is_same<std::remove_const_t<T>, float>::value, "randnla::rp_hosvd: FP32 tensors");
+  return rp_hosvd(backend, packed_tensor(a, "A"), ranks, options, outputs);
+}
+
+/// The same on a packed tensor of any number of modes >= 2 (rp_hosvd's work).
+TuckerResult rp_hosvd(Backend& backend, const PackedTensor& a, const std::vector<index_t>& ranks,
+                      const TuckerOptions& options = {}, const MatrixAllocator& outputs = nullptr);
+
+/// X := g x_1 Q_1 ... x_N Q_N (I_1 x ... x I_N, FP32, packed; the backend's memory), from the
+/// result of rp_hosvd, by the same N contractions in FP32 (SGEMM).
+Matrix<float> tucker_reconstruct(Backend& backend, const TuckerResult& t);
+
+/// ||A - g x_1 Q_1 ... x_N Q_N||_F / ||A||_F in FP64 sums (forms the reconstruction: |A| floats).
+double tucker_relative_error(Backend& backend, const PackedTensor& a, const TuckerResult& t);
+
+}  // namespace randnla

@@ -1,0 +1,126 @@
+// randnla tucker: random-projection HOSVD of a dataset read as a tensor (Fashion-MNIST: 60000 x
+// 28 x 28, images x columns x rows); writes the core and the factors, reports the relative error,
+// the compression ratio and each phase's time, and draws original against reconstructed images.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "plot.hpp"
+#include "tucker/tucker.hpp"
+
+namespace randnla {
+namespace cli {
+namespace {
+
+/// "64,16,16" -> {64, 16, 16}; throws InvalidArgument naming `option` for anything else.
+std::vector<index_t> integer_list(const std::string& text, const std::string& option) {
+  std::vector<index_t> v;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == item.size() && !item.empty(), option, text, "must be a comma-separated list of integers");
+    v.push_back(static_cast<index_t>(x));
+  }
+  require(!v.empty(), option, text, "must name at least one integer");
+  return v;
+}
+
+/// Rows 0 .. count-1 of the images x h x w tensor (originals) over the same rows of the
+/// reconstruction, as a grid of images.
+Picture comparison(const std::vector<float>& a, const std::vector<float>& x, index_t images, int h, int w, int count) {
+  std::vector<float> columns(static_cast<std::size_t>(2 * count * h * w));
+  for (int c = 0; c < count; ++c)
+    for (int p = 0; p < h * w; ++p) {
+      const std::size_t at = static_cast<std::size_t>(c + images * p);
+      columns[static_cast<std::size_t>(c * h * w + p)] = a[at];
+      columns[static_cast<std::size_t>((count + c) * h * w + p)] = x[at];
+    }
+  return image_grid(columns.data(), h, w, 2 * count, count, 3);
+}
+
+}  // namespace
+
+int run_tucker(int argc, char** argv) {
+  Options o;
+  o.option("input", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
+      .option("shape", "28,28", "the extents the columns of each row are split into (first fastest)")
+      .option("ranks", "64,16,16", "J_1,...,J_N: the core's size, the samples' mode first")
+      .option("variant", "two-pass", "two-pass | sequential | single-pass")
+      .option("sketch", "auto", "auto | fp32 | tf32 | shgemm-fp16 | shgemm-tf32")
+      .option("oversampling", "5", "p: each mode is sketched with J_i + p columns, then truncated")
+      .option("power-iterations", "0", "q per mode (two-pass and sequential)");
+  if (!parse_command(o, argc, argv, "tucker",
+                     "Random-projection HOSVD of a dataset as a tensor (samples x the --shape extents); writes "
+                     "core.npy (the core's mode-1 unfolding), Q1.npy .. QN.npy and reconstruction.png.",
+                     "tucker-out"))
+    return 0;
+  const std::string dir = o.text("output");
+  require_new_outputs(dir, {"core.npy", "Q1.npy", "reconstruction.png"}, o.has("force"));
+  auto backend = open_backend(o);
+  const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
+  std::vector<index_t> extents{a.rows()};
+  index_t columns = 1;
+  for (index_t e : integer_list(o.text("shape"), "--shape")) extents.push_back(e), columns *= e;
+  require(columns == a.cols(), "--shape", o.text("shape"),
+          "must split the " + std::to_string(a.cols()) + " columns of each row (its product is " +
+              std::to_string(columns) + ")");
+  TuckerOptions t;
+  t.variant = parse_enum<TuckerVariant>(o.text("variant"), "--variant");
+  t.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+  t.oversampling = o.integer("oversampling");
+  t.power_iterations = static_cast<int>(o.integer("power-iterations"));
+  t.seed = static_cast<std::uint64_t>(o.integer("seed"));
+  Progress progress;
+  t.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
+  const PackedTensor x{a.data(), extents, a.space()};
+  const TuckerResult r = rp_hosvd(*backend, x, integer_list(o.text("ranks"), "--ranks"), t);
+
+  Matrix<float> approx = tucker_reconstruct(*backend, r);
+  std::vector<float> ha(static_cast<std::size_t>(x.size())), hx(ha.size());
+  const MatrixView<const float> am = x.matrix(1);
+  backend->copy(am, MatrixView<float>(ha.data(), am.rows(), am.cols(), am.rows(), MemorySpace::Host));
+  backend->copy(MatrixView<const float>(approx.data(), am.rows(), am.cols(), am.rows(), backend->memory_space()),
+                MatrixView<float>(hx.data(), am.rows(), am.cols(), am.rows(), MemorySpace::Host));
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    const double d = static_cast<double>(ha[i]) - hx[i];
+    num += d * d, den += static_cast<double>(ha[i]) * ha[i];
+  }
+  index_t stored = r.core.rows() * r.core.cols();
+  std::string ranks;
+  for (std::size_t n = 0; n < extents.size(); ++n) {
+    stored += extents[n] * r.core_extents[n];
+    ranks += (n ? " x " : "") + std::to_string(r.core_extents[n]);
+  }
+  std::printf("Tucker (%s, sketch %s): core %s, relative error ||A - g x_i Q_i||_F / ||A||_F = %.4e\n",
+              to_string(t.variant), r.report.sketch_kernel.c_str(), ranks.c_str(), std::sqrt(num / den));
+  std::printf("compression ratio %.1f (%lld elements of A, %lld in the core and the factors)\n",
+              static_cast<double>(x.size()) / stored, static_cast<long long>(x.size()), static_cast<long long>(stored));
+  std::printf("phases: %s\n", r.report.phases.to_string().c_str());
+
+  make_directory(dir);
+  save_npy(*backend, r.core, dir + "/core.npy", o.has("force"));  // the mode-1 unfolding g_(1)
+  for (std::size_t n = 0; n < r.factors.size(); ++n)
+    save_npy(*backend, r.factors[n], dir + "/Q" + std::to_string(n + 1) + ".npy", o.has("force"));
+  if (extents.size() == 3) {
+    const int count = static_cast<int>(std::min<index_t>(8, x.extents[0]));
+    const Picture p = comparison(ha, hx, x.extents[0], static_cast<int>(extents[2]), static_cast<int>(extents[1]), count);
+    io::write_file_atomically(dir + "/reconstruction.png", io::png_bytes(p.pixels, p.width, p.height, 1), o.has("force"));
+    std::printf("wrote %s/reconstruction.png (top: the first %d samples, bottom: their reconstruction)\n", dir.c_str(),
+                count);
+  }
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace randnla
