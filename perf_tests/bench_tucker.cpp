@@ -2,7 +2,8 @@
 // ranks 64 and 128 and a 192^4 tensor at rank 32, built as in their Algorithm 3 (core and mode
 // factors Gaussian here, the factors of rank J - 8, so the tensor has multilinear rank J - 8).
 // Variants: the FP32 baseline (SGEMM, Householder QR: the same two-pass algorithm), the two-pass
-// with the SHGEMM sketch, the sequentially truncated and the single-pass. Each: median of 3 runs
+// with the SHGEMM sketch, the sequentially truncated and the single-pass (slabs of 64 MiB, 1 GiB,
+// and all of A). Each: median of 3 runs
 // after a warm-up, the phases of the last run (Fig. 9's breakdown), the relative error against A
 // (FP64 sums), the speed-up over the baseline.
 // Usage: bench_tucker [--quick]
@@ -45,6 +46,7 @@ struct Variant {
   TuckerVariant variant;
   SketchPrecision sketch;
   Orthonormalizer orth;
+  std::size_t slab_bytes = TuckerOptions().slab_bytes;
 };
 
 void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
@@ -63,15 +65,19 @@ void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
       {"sequential, shgemm-fp16", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
        Orthonormalizer::Auto},
       {"single-pass, shgemm-fp16", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16, Orthonormalizer::Auto},
+      {"single-pass, shgemm-fp16, 1 GiB slabs", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16,
+       Orthonormalizer::Auto, std::size_t{1} << 30},
+      {"single-pass, shgemm-fp16, one slab", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16,
+       Orthonormalizer::Auto, 0},
   };
   double baseline = 0;
   for (const Variant& v : variants) {
     TuckerOptions o;
-    o.variant = v.variant, o.sketch = v.sketch, o.orthonormalizer = v.orth;
+    o.variant = v.variant, o.sketch = v.sketch, o.orthonormalizer = v.orth, o.slab_bytes = v.slab_bytes;
     TuckerResult r;
     const double ms = randnla::median_ms(b, [&] { r = rp_hosvd(b, at, std::vector<index_t>(dims.size(), rank), o); }, 3, 1);
     if (baseline == 0) baseline = ms;
-    std::printf("  %-36s %9.2f ms  x%5.2f  error %.2e | %s | %s\n", v.name, ms, baseline / ms,
+    std::printf("  %-40s %9.2f ms  x%5.2f  error %.2e | %s | %s\n", v.name, ms, baseline / ms,
                 tucker_relative_error(b, at, r), r.report.phases.to_string().c_str(), r.report.sketch_kernel.c_str());
     std::fflush(stdout);
   }

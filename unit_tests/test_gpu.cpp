@@ -752,6 +752,62 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
 // Strided batches (cuBLAS's strided-batched GEMM for FP32, TF32 and FP64; one split product per
 // matrix otherwise) give what one product per matrix gives, to the order of summation, and Auto
 // runs the split product on the GPU.
+// The Tensor Core kernel's K over A's slices (a 3-D tensor map of the streamed operand): both
+// layouts of op(A), SHGEMM and TCEC, against the FP64 sum; K per slice of 100 falls back to partial
+// sums; an Inf and a NaN in a slice give C what SGEMM gives (the non-finite epilogue reads slices).
+TEST(Gpu, SummedProductRunsKOverTheSlices) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 200, n = 40, count = 37;
+  for (index_t slice_k : {128, 100})
+    for (Op ta : {Op::T, Op::N})
+      for (bool special : {false, true}) {
+        const index_t rows = ta == Op::T ? slice_k : m, cols = ta == Op::T ? m : slice_k;
+        auto a = test::random_matrix(rows, cols * count, test::Elements::Normal, 81);
+        const auto bm = test::random_matrix(slice_k * count, n, test::Elements::Normal, 82);
+        const auto at = [&](index_t i, index_t r, index_t q) -> float& {  // op(A_i)(r, q)
+          return ta == Op::T ? a(q, i * m + r) : a(r, i * slice_k + q);
+        };
+        if (special) at(3, 7, 5) = INFINITY, at(20, 11, 9) = NAN;
+        test::HostMatrix<fp16> bh(slice_k * count, n);
+        for (std::size_t e = 0; e < bm.data.size(); ++e) bh.data[e] = to_fp16(bm.data[e]);
+        const Matrix<float> da = test::to_backend(*dev, a), dbf = test::to_backend(*dev, bm);
+        Matrix<fp16> dbh(*dev, slice_k * count, n);
+        dev->copy(bh.cview(), dbh.view());
+        const StridedBatch<const float> slices{MatrixView<const float>(da.view()).block(0, 0, rows, cols), rows * cols, count};
+        for (TensorCore f : {TensorCore::FP16, TensorCore::TF32})
+          for (bool half : {true, false}) {
+            Matrix<float> c(*dev, m, n);
+            const ProductPrecision p = ProductPrecision::split_in(f);
+            if (half)
+              dev->product_summed(ta, Op::N, 1.0f, slices,
+                                  StridedBatch<const fp16>{MatrixView<const fp16>(dbh.view()).block(0, 0, slice_k, n), slice_k, count},
+                                  0.0f, c.view(), p);
+            else
+              dev->product_summed(ta, Op::N, 1.0f, slices,
+                                  StridedBatch<const float>{MatrixView<const float>(dbf.view()).block(0, 0, slice_k, n), slice_k, count},
+                                  0.0f, c.view(), p);
+            const auto hc = test::to_host(*dev, c);
+            double num = 0, den = 0;
+            for (index_t j = 0; j < n; ++j)
+              for (index_t r = 0; r < m; ++r) {
+                double s = 0;
+                for (index_t i = 0; i < count; ++i)
+                  for (index_t q = 0; q < slice_k; ++q)
+                    s += double(at(i, r, q)) * (half ? double(to_float(bh(q + i * slice_k, j))) : double(bm(q + i * slice_k, j)));
+                const std::string where = std::string(ta == Op::T ? "T" : "N") + " K/slice " + std::to_string(slice_k) + " " +
+                                          to_string(f) + (half ? " fp16 B" : " fp32 B");
+                if (!std::isfinite(s)) {
+                  ASSERT_TRUE(std::isnan(s) ? std::isnan(hc(r, j)) : hc(r, j) == s) << where << " at " << r << ", " << j;
+                  continue;
+                }
+                num += (hc(r, j) - s) * (hc(r, j) - s), den += s * s;
+              }
+            EXPECT_LT(std::sqrt(num / den), 1e-5) << (ta == Op::T ? "T " : "N ") << slice_k << " " << to_string(f);
+          }
+      }
+}
+
 TEST(Gpu, StridedBatchedProductsEqualOneProductPerMatrix) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);

@@ -220,6 +220,50 @@ TEST(HostProducts, StridedBatchEqualsOneProductPerMatrix) {
                InvalidArgument);  // counts differ
 }
 
+// C := alpha sum_i op(A_i) B_i + beta C, K running over count slices of A (a middle-mode unfolding
+// times a sketch), both op(A) layouts, B FP32 and FP16, in several waves of partial sums: equal to
+// the FP64 sum over all of K.
+TEST(HostProducts, SummedProductRunsKOverTheSlices) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t slice_k = 8, m = 5, n = 3, count = 40;  // |A| / 16 = 100 elements: 6 partial sums, 7 waves
+  const auto bm = test::random_matrix(slice_k * count, n, Elements::Normal, 12);
+  test::HostMatrix<fp16> bh(slice_k * count, n);
+  test::HostMatrix<float> bw(slice_k * count, n);  // the FP16 values, widened
+  for (std::size_t e = 0; e < bm.data.size(); ++e) bh.data[e] = to_fp16(bm.data[e]), bw.data[e] = to_float(bh.data[e]);
+  for (Op ta : {Op::T, Op::N}) {
+    const index_t rows = ta == Op::T ? slice_k : m, cols = ta == Op::T ? m : slice_k;
+    const auto a = test::random_matrix(rows, cols * count, Elements::Normal, 11);
+    const StridedBatch<const float> slices{a.cview().block(0, 0, rows, cols), rows * cols, count};
+    const auto c0 = test::random_matrix(m, n, Elements::Normal, 13);
+    for (ProductPrecision p : {ProductPrecision::fp32(), ProductPrecision::split_in(TensorCore::FP16)})
+      for (bool half : {false, true}) {
+        test::HostMatrix<float> c = c0;
+        if (half)
+          b->product_summed(ta, Op::N, 2.0f, slices, StridedBatch<const fp16>{bh.cview().block(0, 0, slice_k, n), slice_k, count},
+                            0.5f, c.view(), p);
+        else
+          b->product_summed(ta, Op::N, 2.0f, slices, StridedBatch<const float>{bm.cview().block(0, 0, slice_k, n), slice_k, count},
+                            0.5f, c.view(), p);
+        const test::HostMatrix<float>& bref = half ? bw : bm;
+        double num = 0, den = 0;
+        for (index_t j = 0; j < n; ++j)
+          for (index_t r = 0; r < m; ++r) {
+            double s = 0;
+            for (index_t i = 0; i < count; ++i)
+              for (index_t q = 0; q < slice_k; ++q)
+                s += double(ta == Op::T ? a(q, i * m + r) : a(r, i * slice_k + q)) * bref(q + i * slice_k, j);
+            const double ref = 2 * s + 0.5 * c0(r, j);
+            num += (c(r, j) - ref) * (c(r, j) - ref), den += ref * ref;
+          }
+        EXPECT_LT(std::sqrt(num / den), 1e-6) << (ta == Op::T ? "T " : "N ") << to_string(p.mode) << (half ? " fp16 B" : "");
+      }
+  }
+  test::HostMatrix<float> c(m, n);
+  EXPECT_THROW(b->product_summed(Op::T, Op::N, 1.0f, StridedBatch<const float>{bm.cview().block(0, 0, slice_k, m), 0, 2},
+                                 StridedBatch<const float>{bm.cview().block(0, 0, slice_k, n), slice_k, 3}, 0.0f, c.view()),
+               InvalidArgument);  // counts differ
+}
+
 // Y := alpha X + beta Y on every portable backend; beta = 0 ignores a NaN that Y held.
 TEST(Elementwise, AddIsAxpby) {
   const auto x = test::random_matrix(17, 9, Elements::Normal, 51);

@@ -78,6 +78,12 @@ class Products {
                     StridedBatch<float> c) {
     b_.product_strided_batched(ta, tb, alpha, a, b, beta, c, precision_);
   }
+  /// C := alpha sum_i op(A_i) op(B_i) + beta C (Backend::product_summed).
+  template <class B>
+  void gemm_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const B> b, float beta,
+                   MatrixView<float> c) {
+    b_.product_summed(ta, tb, alpha, a, b, beta, c, precision_);
+  }
   const ProductPrecision& precision() const { return precision_; }
   Backend& backend() const { return b_; }
 

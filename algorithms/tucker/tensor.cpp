@@ -40,41 +40,10 @@ template StridedBatch<float> mode_blocks(const PackedTensor&, int, MatrixView<fl
 
 namespace {
 
-/// The slices X(:, .., :, i_n, r) (before(n) x I_n each) of a middle mode, r = r0 .. r0 + count - 1.
-StridedBatch<const float> slices(const PackedTensor& x, int n, index_t r0, index_t count) {
+/// The slices X(:, .., :, i_n, r) (before(n) x I_n each) of a middle mode, one per r.
+StridedBatch<const float> slices(const PackedTensor& x, int n) {
   const index_t rows = x.before(n), cols = x.extents[n];
-  return {MatrixView<const float>(x.data + r0 * rows * cols, rows, cols, std::max<index_t>(rows, 1), x.space), rows * cols,
-          count};
-}
-
-template <class T>
-StridedBatch<const T> batch_from(const StridedBatch<const T>& b, index_t r0, index_t count) {
-  const MatrixView<const T>& f = b.first;
-  return {MatrixView<const T>(f.data() + r0 * b.stride, f.rows(), f.cols(), f.ld(), f.space()), b.stride, count};
-}
-
-/// W := sum_r X_r^T B_r + beta W over a middle mode's slices r: batches of products into partial
-/// sums (each partial sum takes every `parts`-th slice), then one product with a vector of ones
-/// adds the partial sums up. The partial sums take at most |X| / 16 elements.
-template <class T>
-void middle_mode_times(Products& prod, const PackedTensor& x, int n, StridedBatch<const T> b, float beta,
-                       MatrixView<float> w) {
-  Backend& be = prod.backend();
-  const index_t in = x.extents[n], l = w.cols(), count = x.after(n);
-  const index_t parts = std::min(count, std::max<index_t>(1, x.size() / 16 / std::max<index_t>(in * l, 1)));
-  Matrix<float> partial(be, in * l, parts, "partial sums");
-  const MatrixView<float> first(partial.data(), in, l, in, be.memory_space());
-  for (index_t r0 = 0; r0 < count; r0 += parts) {
-    const index_t c = std::min(parts, count - r0);
-    prod.gemm_batched(Op::T, Op::N, 1.0f, slices(x, n, r0, c), batch_from(b, r0, c), r0 == 0 ? 0.0f : 1.0f,
-                      StridedBatch<float>{first, in * l, c});
-  }
-  Matrix<float> ones(be, parts, 1, "ones");
-  const std::vector<float> host(static_cast<std::size_t>(parts), 1.0f);
-  be.copy(MatrixView<const float>(host.data(), parts, 1, parts, MemorySpace::Host), ones.view());
-  Matrix<float> sum(be, in * l, 1, "sum");
-  be.product(Op::N, Op::N, 1.0f, partial, ones, 0.0f, sum, ProductPrecision::fp32());
-  be.add(1.0f, MatrixView<const float>(sum.data(), in, l, in, be.memory_space()), beta, w);
+  return {MatrixView<const float>(x.data, rows, cols, std::max<index_t>(rows, 1), x.space), rows * cols, x.after(n)};
 }
 
 template <class T>
@@ -82,7 +51,7 @@ void unfolding_times_impl(Products& prod, const PackedTensor& x, int n, StridedB
                           MatrixView<float> w) {
   if (n == 0) return prod.gemm(Op::N, Op::N, 1.0f, x.matrix(1), b.first, beta, w);
   if (n == x.modes() - 1) return prod.gemm(Op::T, Op::N, 1.0f, x.matrix(n), b.first, beta, w);
-  middle_mode_times(prod, x, n, b, beta, w);
+  prod.gemm_summed(Op::T, Op::N, 1.0f, slices(x, n), b, beta, w);
 }
 
 }  // namespace
@@ -116,7 +85,7 @@ Matrix<float> unfolding_transpose_times(Backend& b, Products& prod, const Packed
   else if (n == x.modes() - 1)
     prod.gemm(Op::N, Op::N, 1.0f, x.matrix(n), q, 0.0f, z);
   else
-    prod.gemm_batched(Op::N, Op::N, 1.0f, slices(x, n, 0, x.after(n)), StridedBatch<const float>{q, 0, x.after(n)},
+    prod.gemm_batched(Op::N, Op::N, 1.0f, slices(x, n), StridedBatch<const float>{q, 0, x.after(n)},
                       0.0f, mode_blocks(x, n, z.view()));
   return z;
 }

@@ -83,11 +83,13 @@ struct TuckerResult {
 /// "Mixed-Precision Random Projection for RandNLA on Tensor Cores", Sec. 5.2: Omega_(i) in FP16
 /// and SHGEMM where options.sketch is Auto (with Tensor Cores) or ShgemmFP16/TF32.
 /// Mode products read A in place: the mode-1 and mode-N unfoldings are matrices of A's memory, a
-/// middle mode's product is a strided-batched product over A's slices; a contraction with Q_i^T
+/// middle mode's sketch is one product whose K runs over A's slices (Backend::product_summed); a
+/// contraction with Q_i^T
 /// moves that mode last (X_(1)^T Q_1 is X x_1 Q_1^T with modes 2..N, 1), so after N of them the
 /// core is in order, with no permuted copy. Memory besides A and the outputs: the sketches, one
-/// Omega_(i) (prod_{k != i} I_k x l_i, FP16 or FP32), the partial sums of a middle mode's batches
-/// (at most |A| / 16 elements) and the first contraction (|A| l_1 / I_1).
+/// Omega_(i) (prod_{k != i} I_k x l_i, FP16 or FP32), the partial sums of a middle mode's sketch
+/// where the backend has no kernel for product_summed (at most |A| / 16 elements) and the first
+/// contraction (|A| l_1 / I_1).
 /// Throws InvalidArgument naming the parameter and value for ranks.size() != N, a rank outside
 /// 1..I_i, oversampling < 0, power_iterations < 0, core_sketch_factor < 1, non-finite entries in A
 /// (found from the first sketch, as rsvd does), or strides that are not packed.

@@ -304,6 +304,21 @@ class CudaBackend final : public Backend {
     cuda::tc_gemm(operand(a, ta, false), operand(b, tb, true), alpha, beta, c, format, report, ws_, stream());
   }
 
+  /// Split products whose A slices the Tensor Core kernel takes (tc_gemm_takes_slices) and whose
+  /// B_i follow one another in B's rows: one product over all of K; the rest by partial sums.
+  void do_product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const fp16> b, float beta,
+                         MatrixView<float> c, const ProductPrecision& precision) override {
+    const DeviceScope scope(device_);
+    if (!summed_in_one(ta, tb, a, b, precision)) return Backend::do_product_summed(ta, tb, alpha, a, b, beta, c, precision);
+    cuda::tc_gemm(sliced(a, ta), operand(stacked(b), tb, true), alpha, beta, c, precision.split, nullptr, ws_, stream());
+  }
+  void do_product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b, float beta,
+                         MatrixView<float> c, const ProductPrecision& precision) override {
+    const DeviceScope scope(device_);
+    if (!summed_in_one(ta, tb, a, b, precision)) return Backend::do_product_summed(ta, tb, alpha, a, b, beta, c, precision);
+    cuda::tc_gemm(sliced(a, ta), operand(stacked(b), tb, false), alpha, beta, c, precision.split, nullptr, ws_, stream());
+  }
+
   /// cuBLAS's strided-batched GEMM for FP32 and TF32; FP16 and Split run one product per matrix.
   void do_product_strided_batched(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b,
                                   float beta, StridedBatch<float> c, const ProductPrecision& precision) override {
@@ -473,6 +488,23 @@ class CudaBackend final : public Backend {
     require(device >= 0 && device < count, "device", device, "must lie in 0.." + std::to_string(count - 1));
     RANDNLA_CUDA(cudaSetDevice(device));
     return device;
+  }
+  /// A's slices as one operand whose K runs over them.
+  static TcOperand sliced(const StridedBatch<const float>& a, Op op) {
+    TcOperand x = operand(a.first, op, false);
+    x.slices = a.count, x.slice_stride = a.stride;
+    return x;
+  }
+  /// B's matrices as the rows of one (they follow one another: checked by summed_in_one).
+  template <class T>
+  static MatrixView<const T> stacked(const StridedBatch<const T>& b) {
+    return MatrixView<const T>(b.first.data(), b.first.rows() * b.count, b.first.cols(), b.first.ld(), b.first.space());
+  }
+  template <class T>
+  static bool summed_in_one(Op ta, Op tb, const StridedBatch<const float>& a, const StridedBatch<const T>& b,
+                            const ProductPrecision& precision) {
+    return precision.mode == ProductMode::Split && tb == Op::N && b.stride == b.first.rows() &&
+           b.first.rows() * b.count <= b.first.ld() && cuda::tc_gemm_takes_slices(sliced(a, ta));
   }
   template <class T>
   static TcOperand operand(const MatrixView<T>& v, Op op, bool fp16) {

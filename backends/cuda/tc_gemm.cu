@@ -441,7 +441,7 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
 /// the FP32 operand, the larger of the two in TCEC; when it is B, the kernel computes C^T = op(B)^T op(A)^T.
 void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
                       TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
-  const bool stream_b = a.fp16 || (!b.fp16 && n > m);
+  const bool stream_b = a.slices == 1 && (a.fp16 || (!b.fp16 && n > m));
   const TcOperand& x = stream_b ? b : a;
   const TcOperand& p = stream_b ? a : b;
   const index_t x_rows = stream_b ? n : m, p_rows = stream_b ? m : n;
@@ -454,7 +454,9 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
-  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, nullptr, nullptr, p_rows_p, kp, kp, kp, stream_b, args, nullptr, {}};
+  const index_t slice_k = k / x.slices, slice_stride = x.slices > 1 ? x.slice_stride : x_ld * (x_k_major ? x_rows : k);
+  StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, slice_k, slice_stride, nullptr, nullptr, p_rows_p, kp, kp, kp,
+                    stream_b, args, nullptr, {}};
   sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
   const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
@@ -495,10 +497,17 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
 
 }  // namespace
 
+bool tc_gemm_takes_slices(const TcOperand& a) {
+  const index_t slice_k = a.op == Op::N ? a.cols : a.rows;
+  return choose_wgmma() && !a.fp16 && slice_k % 64 == 0 && a.slice_stride % 4 == 0 && a.ld % 4 == 0 &&
+         reinterpret_cast<std::uintptr_t>(a.data) % 16 == 0;
+}
+
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
              ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
   const index_t m = c.rows(), n = c.cols();
-  const index_t k = a.op == Op::N ? a.cols : a.rows;
+  const index_t k = (a.op == Op::N ? a.cols : a.rows) * a.slices;
+  require(a.slices == 1 || tc_gemm_takes_slices(a), "A.slices", a.slices, "need the wgmma kernel and aligned slices");
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0f) {
     scale_kernel<<<256, 256, 0, s>>>(c, beta);

@@ -20,6 +20,10 @@ struct TcOperand {
   index_t rows = 0, cols = 0, ld = 1;  ///< the stored matrix, before op
   Op op = Op::N;
   bool fp16 = false;                   ///< FP16 data; otherwise FP32, which is split
+  /// op(X)'s K runs over `slices` matrices of this shape, slice_stride elements apart (A of a
+  /// product C = sum_i op(A_i) B_i; the streamed FP32 A only, on the wgmma kernel: see
+  /// tc_gemm_takes_slices). The total K is op's K times slices.
+  index_t slices = 1, slice_stride = 0;
 };
 
 /// Scratch device memory the products reuse between calls (grown on demand), from the backend's
@@ -45,6 +49,10 @@ class TcWorkspace {
 /// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
 /// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
 /// Fills `report` when non-null (that synchronises).
+/// Whether tc_gemm takes an A in slices (TcOperand::slices > 1) on the current device: on the
+/// wgmma kernel, A FP32, K per slice a multiple of 64, A and the slice stride 16-byte aligned.
+bool tc_gemm_takes_slices(const TcOperand& a);
+
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
              ProductReport* report, TcWorkspace& ws, cudaStream_t stream);
 

@@ -81,6 +81,9 @@ struct StreamGemmArgs {
   index_t x_ld;            ///< a multiple of 4 (16-byte rows for the copy engine), x 16-byte aligned
   bool x_k_major;
   index_t rows, k;
+  /// K in slices of x_slice_k (a multiple of the kernel's slices), x_slice_stride elements apart
+  /// (a multiple of 4): q = q' + s x_slice_k is column q' of slice s. Unsliced: x_slice_k = k.
+  index_t x_slice_k, x_slice_stride;
   const void* p_hi;        ///< p_rows_p x p_k at p_hi[q + r * p_ld], K-contiguous; 16-byte aligned rows
   const void* p_lo;        ///< unshifted lo parts, the same layout (null: P is FP16)
   index_t p_rows_p, p_k, p_ld;

@@ -4,11 +4,13 @@
 // space) with Kokkos Kernels and LAPACK, backends/cuda with CUDA kernels, cuBLAS and cuSOLVER.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "randnla/context.hpp"
 #include "randnla/hostdevice.hpp"
@@ -169,6 +171,23 @@ class Backend : public DeviceContext {
     if (c.count > 0 && !c.first.empty()) do_product_strided_batched(ta, tb, alpha, a, b, beta, c);
   }
 
+  /// C := alpha sum_i op(A_i) op(B_i) + beta C over i < C's batch count: one product whose K runs
+  /// over the batches' matrices in turn (a tensor's middle-mode unfolding times a sketch: A_i its
+  /// slices). A backend with a kernel for it runs one product (the CUDA backend: split products
+  /// whose op(A_i) have a K of a multiple of 64 and whose B_i follow one another in B's rows);
+  /// otherwise batches of products into partial sums, at most |A| / 16 elements of them, added up
+  /// by one FP32 product with a vector of ones. count = A.count = B.count >= 1.
+  void product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const fp16> b, float beta,
+                      MatrixView<float> c, ProductPrecision precision = {}) {
+    summed_checks(ta, tb, a, b, c);
+    if (!c.empty()) do_product_summed(ta, tb, alpha, a, b, beta, c, resolve(precision));
+  }
+  void product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b, float beta,
+                      MatrixView<float> c, ProductPrecision precision = {}) {
+    summed_checks(ta, tb, a, b, c);
+    if (!c.empty()) do_product_summed(ta, tb, alpha, a, b, beta, c, resolve(precision));
+  }
+
   // ---- dense factorizations -------------------------------------------------------------
   /// Householder QR of A (m x n, m >= n; LAPACK/cuSOLVER geqrf): R in A's upper triangle, the
   /// reflectors below it, their scalars in tau (n x 1).
@@ -274,6 +293,20 @@ class Backend : public DeviceContext {
                                           StridedBatch<const double> b, double beta, StridedBatch<double> c) {
     for (index_t i = 0; i < c.count; ++i) do_product(ta, tb, alpha, a.at(i), b.at(i), beta, c.at(i));
   }
+  /// Partial sums (summed_by_parts); backends with a kernel for it override these.
+  virtual void do_product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const fp16> b,
+                                 float beta, MatrixView<float> c, const ProductPrecision& precision) {
+    summed_by_parts(ta, tb, alpha, a, b, beta, c, precision);
+  }
+  virtual void do_product_summed(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const float> b,
+                                 float beta, MatrixView<float> c, const ProductPrecision& precision) {
+    summed_by_parts(ta, tb, alpha, a, b, beta, c, precision);
+  }
+  /// Batches of products into `parts` partial sums (part j takes matrices j, j + parts, ...),
+  /// then C := alpha (partial sums) 1 + beta C in FP32.
+  template <class B>
+  void summed_by_parts(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const B> b, float beta,
+                       MatrixView<float> c, const ProductPrecision& precision);
   virtual void do_qr(MatrixView<float> a, MatrixView<float> tau) = 0;
   virtual void do_form_q(MatrixView<float> a, MatrixView<const float> tau) = 0;
   virtual int do_cholesky(MatrixView<double> g) = 0;
@@ -328,6 +361,14 @@ class Backend : public DeviceContext {
     precision = resolve(precision, report);
     return true;
   }
+  template <class B>
+  void summed_checks(Op ta, Op tb, const StridedBatch<const float>& a, const StridedBatch<const B>& b,
+                     const MatrixView<float>& c) const {
+    require_batch(a, "A", false), require_batch(b, "B", false);
+    require(a.count >= 1, "A.count", a.count, "must be >= 1");
+    require(b.count == a.count, "B.count", b.count, "must equal A.count = " + std::to_string(a.count));
+    product_checks(ta, tb, a.first, b.first, c);
+  }
   template <class A, class B, class C>
   void batch_checks(Op ta, Op tb, const StridedBatch<A>& a, const StridedBatch<B>& b, const StridedBatch<C>& c) const {
     require_batch(a, "A", false), require_batch(b, "B", false), require_batch(c, "C", true);
@@ -374,6 +415,31 @@ inline MatrixAllocator backend_matrices(Backend& backend) {
   return [&backend](index_t rows, index_t cols, const std::string& name) {
     return Matrix<float>(backend, rows, cols, name);
   };
+}
+
+template <class B>
+void Backend::summed_by_parts(Op ta, Op tb, float alpha, StridedBatch<const float> a, StridedBatch<const B> b,
+                              float beta, MatrixView<float> c, const ProductPrecision& precision) {
+  const index_t m = c.rows(), n = c.cols(), count = a.count;
+  const index_t budget = std::max<index_t>(m * n, a.first.rows() * a.first.cols() * count / 16);
+  const index_t parts = std::min(count, std::max<index_t>(1, budget / std::max<index_t>(m * n, 1)));
+  Matrix<float> partial(*this, m * n, parts, "partial sums");
+  const MatrixView<float> first(partial.data(), m, n, std::max<index_t>(m, 1), memory_space());
+  const auto from = [](auto x, index_t i0, index_t count) {
+    const auto& f = x.first;
+    return decltype(x){decltype(x.first)(f.data() + i0 * x.stride, f.rows(), f.cols(), f.ld(), f.space()), x.stride,
+                       count};
+  };
+  for (index_t i0 = 0; i0 < count; i0 += parts) {
+    const index_t batch = std::min(parts, count - i0);
+    product_strided_batched(ta, tb, 1.0f, from(a, i0, batch), from(b, i0, batch), i0 == 0 ? 0.0f : 1.0f,
+                            StridedBatch<float>{first, m * n, batch}, precision);
+  }
+  Matrix<float> ones(*this, parts, 1, "ones"), sum(*this, m * n, 1, "sum");
+  const std::vector<float> host(static_cast<std::size_t>(parts), 1.0f);
+  copy(MatrixView<const float>(host.data(), parts, 1, parts, MemorySpace::Host), ones.view());
+  product(Op::N, Op::N, 1.0f, partial, ones, 0.0f, sum, ProductPrecision::fp32());
+  add(alpha, MatrixView<const float>(sum.data(), m, n, std::max<index_t>(m, 1), memory_space()), beta, c);
 }
 
 inline void Backend::product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b,

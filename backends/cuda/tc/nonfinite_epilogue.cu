@@ -26,10 +26,14 @@ constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 32
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
   const void* data;
-  index_t rows, cols, ld;  // as stored
+  index_t rows, cols, ld;  // as stored (all slices: K = rows if transposed, else cols)
   bool transposed, fp16;
+  index_t slice_k, slice_stride;  // K in slices of slice_k, slice_stride apart (TcOperand::slices)
   __device__ float stored(index_t r, index_t c) const {
-    const index_t e = r + c * ld;
+    index_t& q = transposed ? r : c;
+    const index_t s = q / slice_k;
+    q -= s * slice_k;
+    const index_t e = s * slice_stride + r + c * ld;
     return fp16 ? __half2float(static_cast<const __half*>(data)[e]) : static_cast<const float*>(data)[e];
   }
   __device__ float operator()(index_t r, index_t q) const { return transposed ? stored(q, r) : stored(r, q); }
@@ -210,7 +214,12 @@ int resident_blocks() {
   return blocks[device] = sms * per_sm;
 }
 
-Operand operand_of(const TcOperand& x) { return Operand{x.data, x.rows, x.cols, x.ld, x.op == Op::T, x.fp16}; }
+Operand operand_of(const TcOperand& x) {
+  const bool t = x.op == Op::T;
+  const index_t k = t ? x.rows : x.cols;
+  return Operand{x.data, t ? k * x.slices : x.rows, t ? x.cols : k * x.slices, x.ld, t, x.fp16, std::max<index_t>(k, 1),
+                 x.slice_stride};
+}
 
 /// Infinities listed per line: as many as the other dimension (so that each operand's lists take
 /// at most C's bytes), at least 16 and at most 1024.
@@ -263,7 +272,7 @@ NonfiniteState nonfinite_state(void* memory, index_t m, index_t n, index_t k) {
 
 void launch_nonfinite_epilogue(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c,
                                const NonfiniteState& state, cudaStream_t s) {
-  EpilogueArgs f{operand_of(a), operand_of(b), c.rows(), c.cols(), a.op == Op::N ? a.cols : a.rows,
+  EpilogueArgs f{operand_of(a), operand_of(b), c.rows(), c.cols(), (a.op == Op::N ? a.cols : a.rows) * a.slices,
                  alpha, beta, c.data(), c.ld(), state};
   // On a finite product this is one launch that returns at once (perf_tests/results/bench_gemm.md).
   void* params[] = {&f};

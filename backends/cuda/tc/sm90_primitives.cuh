@@ -55,6 +55,15 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
       : "memory");
 }
 
+/// Box (c0, c1, c2) of a 3-D tensor map into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+      : "memory");
+}
+
 /// Shared-memory matrix descriptor of a K-major tile in 128-byte swizzle: rows of 128 bytes,
 /// groups of 8 rows 1024 bytes apart. Adding 2 advances K by 32 bytes (one wgmma K step).
 __device__ __forceinline__ std::uint64_t smem_desc(const void* tile) {
@@ -147,20 +156,36 @@ inline int multiprocessors() {
   return count;
 }
 
-/// A 2-D tensor map (inner extent x outer extent, row stride in elements), boxes of 128 bytes x box_outer.
-inline CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_bytes, index_t inner, index_t outer,
-                       index_t stride, int box_outer) {
+/// A tensor map of `rank` (2 or 3) dimensions, extents dims[0..rank) (dims[0] contiguous), the
+/// others `strides` elements apart, boxes of 128 bytes x box_outer (x 1).
+inline CUtensorMap tensor_map_of(const void* data, CUtensorMapDataType type, int elem_bytes, int rank,
+                                 const index_t* dims, const index_t* strides, int box_outer) {
   CUtensorMap map{};
   if (data == nullptr) return map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(stride) * elem_bytes};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kSliceBytes / elem_bytes), static_cast<cuuint32_t>(box_outer)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<void*>(data), dims, strides, box, elem_strides,
+  cuuint64_t d[3], st[2];
+  for (int i = 0; i < rank; ++i) d[i] = static_cast<cuuint64_t>(dims[i]);
+  for (int i = 0; i + 1 < rank; ++i) st[i] = static_cast<cuuint64_t>(strides[i]) * elem_bytes;
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kSliceBytes / elem_bytes), static_cast<cuuint32_t>(box_outer), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = tensor_map_encoder()(&map, type, rank, const_cast<void*>(data), d, st, box, elem_strides,
                                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) throw DeviceError("cuTensorMapEncodeTiled: CUresult " + std::to_string(static_cast<int>(r)));
   return map;
+}
+
+/// A 2-D tensor map (inner extent x outer extent, row stride in elements), boxes of 128 bytes x box_outer.
+inline CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_bytes, index_t inner, index_t outer,
+                              index_t stride, int box_outer) {
+  const index_t dims[2] = {inner, outer}, strides[1] = {stride};
+  return tensor_map_of(data, type, elem_bytes, 2, dims, strides, box_outer);
+}
+
+/// A 3-D tensor map: `slices` matrices inner x outer (row stride `stride`), `slice_stride` apart.
+inline CUtensorMap tensor_map(const void* data, CUtensorMapDataType type, int elem_bytes, index_t inner, index_t outer,
+                              index_t stride, index_t slices, index_t slice_stride, int box_outer) {
+  const index_t dims[3] = {inner, outer, slices}, strides[2] = {stride, slice_stride};
+  return tensor_map_of(data, type, elem_bytes, 3, dims, strides, box_outer);
 }
 
 
