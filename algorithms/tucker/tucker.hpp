@@ -50,9 +50,12 @@ struct TuckerOptions {
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;  ///< Q_i = qr(W_i)
   /// SinglePass: columns of Phi_i, s_i = min(core_sketch_factor l_i + 1, I_i); Sun et al. take 2.
   index_t core_sketch_factor = 2;
-  /// SinglePass: A is taken in slabs of consecutive slices along its last mode, each used for all
-  /// N + 1 sketches while in cache, of at most this many bytes (at least one slice). 0: one slab.
-  std::size_t slab_bytes = std::size_t{64} << 20;
+  /// SinglePass: A is taken in slabs of consecutive slices along its last mode, of at most this
+  /// many bytes (at least one slice), each used for all N + 1 sketches before the next (as slabs of
+  /// a tensor that arrives, or is read, in parts would be). 0: all of A as one slab, the fastest
+  /// where A is in device memory (H100: 11.8 ms at 1024^3, rank 64, against 13.1 ms in 1 GiB slabs
+  /// and 46 ms in 64 MiB ones; perf_tests/results/bench_tucker.md).
+  std::size_t slab_bytes = 0;
   Progress progress;  ///< called after each phase with its name and milliseconds
 };
 

@@ -454,7 +454,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
-  const index_t slice_k = k / x.slices, slice_stride = x.slices > 1 ? x.slice_stride : x_ld * (x_k_major ? x_rows : k);
+  const index_t slice_k = k / x.slices, slice_stride = x.slice_stride;
   StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, slice_k, slice_stride, nullptr, nullptr, p_rows_p, kp, kp, kp,
                     stream_b, args, nullptr, {}};
   sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);

@@ -132,13 +132,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
         unsigned char* stage = smem + s * Tl::kStageBytes;
         const int k0 = kb * kBK;
-        // X's K in slices: a kernel slice never crosses one (x_slice_k is a multiple of kBK, or all of K).
-        const int slice = static_cast<int>(k0 / args.x_slice_k), kx = static_cast<int>(k0 - slice * args.x_slice_k);
-        if (K_MAJOR) {
-          for (int h = 0; h < kBK / 32; ++h)
-            tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
-        } else {
-          for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
+        if (args.x_slice_k == args.k) {  // X one matrix: a 2-D map
+          if (K_MAJOR) {
+            for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
+          } else {
+            for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+          }
+        } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
+          const int slice = static_cast<int>(k0 / args.x_slice_k), kx = static_cast<int>(k0 - slice * args.x_slice_k);
+          if (K_MAJOR) {
+            for (int h = 0; h < kBK / 32; ++h)
+              tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
+          } else {
+            for (int q = 0; q < kBM / 32; ++q)
+              tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
+          }
         }
         tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
         if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
@@ -309,11 +317,15 @@ void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorM
 template <class T, bool P_LO, int BN, bool K_MAJOR>
 void launch(const StreamGemmArgs& args, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
+  // 3-D where X's K runs over slices; a 2-D map otherwise (whose boxes past K are plainly out of
+  // bounds: a 3-D map's boxes past its last slice raised illegal-instruction faults).
   const index_t slices = args.k / args.x_slice_k;
-  const CUtensorMap x = K_MAJOR ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.x_slice_k, args.rows,
-                                             args.x_ld, slices, args.x_slice_stride, kBM)
-                                : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, args.rows, args.x_slice_k,
-                                             args.x_ld, slices, args.x_slice_stride, Tl::kBK);
+  const index_t inner = K_MAJOR ? args.x_slice_k : args.rows, outer = K_MAJOR ? args.rows : args.x_slice_k;
+  const int box = K_MAJOR ? kBM : Tl::kBK;
+  const CUtensorMap x =
+      args.x_slice_k == args.k
+          ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, box)
+          : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, slices, args.x_slice_stride, box);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
