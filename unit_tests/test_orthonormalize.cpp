@@ -46,7 +46,7 @@ TEST(Orthonormalize, EachMethodOnWellConditionedInput) {
   const auto y = graded(2000, 40, 1e3);
   for (const auto& [name, b] : test::portable_backends())
     for (auto method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
-                        Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::RandCholeskyQR}) {
+                        Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::RandCholeskyQR, Orthonormalizer::Tsqr}) {
       Orthonormalizer used;
       const auto q = orthonormalized(*b, y, method, &used);
       EXPECT_EQ(used, method) << name;

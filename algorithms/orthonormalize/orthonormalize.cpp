@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "randnla/random_operator.hpp"
+#include "tsqr/tsqr.hpp"
 
 namespace randnla {
 
@@ -146,7 +147,8 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   if (method == Orthonormalizer::RandCholeskyQR) {
     const Matrix<double> z = sketch_preconditioned(b, y);
     if (cholesky_qr(b, z, q, 0, false) >= 0) return Orthonormalizer::RandCholeskyQR;
-  } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3) {
+  } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3 &&
+             method != Orthonormalizer::Tsqr) {
     const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
     switch (cholesky_qr(b, y, q, asked, false)) {
       case 0: return Orthonormalizer::ColumnScaling;
@@ -155,9 +157,15 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
       default: break;
     }
   }
-  if (method != Orthonormalizer::Householder && cholesky_qr(b, y, q, 2, true) >= 0)
-    return Orthonormalizer::ShiftedCholeskyQR3;
+  const bool householder = method == Orthonormalizer::Householder || method == Orthonormalizer::Tsqr;
+  if (!householder && cholesky_qr(b, y, q, 2, true) >= 0) return Orthonormalizer::ShiftedCholeskyQR3;
   y_into_q();
+  if (method == Orthonormalizer::Tsqr) {
+    TsqrOptions o;
+    o.q_buffer = q;
+    tsqr(b, q, o);
+    return Orthonormalizer::Tsqr;
+  }
   householder_q(b, q);
   return Orthonormalizer::Householder;
 }
