@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "distributed/distributed.hpp"
 #include "lra/randomized_lra.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "tsqr/tsqr.hpp"
@@ -212,6 +213,40 @@ TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> rp
   TuckerResult r = rp_hosvd(*backend, tensor_view_of(a, "A"), ranks, options, outputs);
   TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> v{*core, {}, std::move(r.report)};
   for (int i = 0; i < N; ++i) v.Q.push_back(out.matrix("Q" + std::to_string(i)));
+  return v;
+}
+
+/// Rank-k randomized SVD of A distributed by rows over `comm` (this rank's rows as a rank-2 view;
+/// see distributed_rsvd(Backend&, ...)) on `exec`: U holds this rank's rows of U, S and V are the
+/// same on every rank; r.report, and the distribution (transport, ranks, words sent) in
+/// `distribution` when non-null.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+RsvdViews<typename Exec::memory_space> distributed_rsvd(const Exec& exec, Communicator& comm, const AView& a, index_t k,
+                                                        const RsvdOptions& options = {},
+                                                        DistributedReport* distribution = nullptr) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  DistributedRsvdResult r = distributed_rsvd(*backend, comm, view_of(a, "A"), k, options, out.allocator());
+  if (distribution) *distribution = r.distribution;
+  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+}
+
+/// A = Q R for A distributed by rows over `comm` (see distributed_tsqr(Backend&, ...)) on `exec`:
+/// Q holds this rank's rows, R is the same on every rank.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Communicator& comm, const AView& a,
+                                                        DistributedReport* distribution = nullptr) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  DistributedTsqrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
+  if (distribution) *distribution = r.report;
+  TsqrViews<typename Exec::memory_space> v;
+  v.Q = out.matrix("Q");
+  v.R = out.matrix("R");
+  v.report.backend = backend->description();
+  v.report.levels = r.report.tree_levels;
   return v;
 }
 

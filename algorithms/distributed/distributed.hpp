@@ -1,0 +1,72 @@
+// The distributed algorithms: A distributed by rows over the ranks of a Communicator, each rank
+// holding its own rows (any split, chosen by the caller), its results for its rows, and the small
+// factors on every rank. No rank ever gathers A. Every argument check that involves another
+// rank's values is collective and comes first: on bad input every rank throws the same
+// InvalidArgument, none waits for the others.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "randnla/backend.hpp"
+#include "randnla/communicator.hpp"
+#include "rsvd/rsvd.hpp"
+#include "tsqr/tsqr.hpp"
+
+namespace randnla {
+
+/// Throws InvalidArgument on every rank unless every rank passed the same value of each named
+/// parameter; the message names the parameter, a disagreeing rank and both values.
+void require_same_on_every_rank(Communicator& comm, const std::vector<std::pair<std::string, std::int64_t>>& values);
+
+/// Throws InvalidArgument on every rank unless `ok` holds on every rank; the message names the
+/// parameter, the first failing rank and its value.
+void require_on_every_rank(Communicator& comm, bool ok, const std::string& name, std::int64_t value,
+                           const std::string& requirement);
+
+struct DistributedReport {
+  std::string transport;   ///< Communicator::transport()
+  int ranks = 1;
+  int tree_levels = 0;     ///< levels of the reduction tree over the ranks (ceil(log2 P))
+  double words_sent = 0;   ///< FP32 words this rank sent or took part in reducing (the cost model's count)
+};
+
+struct DistributedTsqrResult {
+  Matrix<float> Q;  ///< this rank's rows of Q (m_i x n), orthonormal columns over all ranks
+  Matrix<float> R;  ///< n x n upper triangular, the same on every rank; A = Q R
+  DistributedReport report;
+};
+
+/// A = Q R for A distributed by rows (this rank's m_i x n rows, FP32, LayoutLeft, the backend's
+/// memory): each rank's rows by tsqr(), then the ranks' R factors up a binary tree (ranks r and
+/// r + 2^s stack their R, rank r factors the 2n x n stack), R broadcast from rank 0, and Q's
+/// rows formed by products back down the tree (Demmel, Grigori, Hoemmen & Langou 2012, Alg. for
+/// parallel TSQR). Communication per rank: at most 2 n^2 words per tree level plus the broadcast,
+/// O(n^2 log P). A rank may hold fewer rows than n (its rows are padded with zero rows).
+/// Throws InvalidArgument on every rank when n differs between ranks, n < 1, a rank holds no
+/// rows or the total rows are fewer than n.
+DistributedTsqrResult distributed_tsqr(Backend& backend, Communicator& comm, MatrixView<const float> a,
+                                       const MatrixAllocator& outputs = nullptr);
+
+struct DistributedRsvdResult {
+  Matrix<float> U;  ///< this rank's rows of U (m_i x k)
+  Matrix<float> S;  ///< k x 1, descending, the same on every rank
+  Matrix<float> V;  ///< n x k, the same on every rank
+  RsvdReport report;
+  DistributedReport distribution;
+};
+
+/// Rank-k randomized SVD of A distributed by rows (Halko, Martinsson & Tropp 2011, Alg. 4.4 and
+/// 5.1, as rsvd()): Omega (n x l, l = k + p) drawn on every rank from the seed with no
+/// communication (the same Omega as rsvd() draws), Y_i = A_i Omega local, Y orthonormalised by
+/// distributed_tsqr, A^T Q = sum_i A_i^T Q_i summed over the ranks (n l words), its small SVD on
+/// every rank, U_i = Q_i Uhat local; q power iterations the same way. Results equal rsvd() on
+/// the whole A to rounding (columns up to sign). Communication per rank: (q + 1) n l words for
+/// the sums plus (2q + 1) distributed TSQRs of l columns, O(l n + l^2 log P).
+/// Throws InvalidArgument on every rank when ranks disagree on n, k, p, q or the seed, a rank
+/// holds no rows or non-finite entries, or k + p exceeds min(total rows, n).
+DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, MatrixView<const float> a, index_t k,
+                                       const RsvdOptions& options = {}, const MatrixAllocator& outputs = nullptr);
+
+}  // namespace randnla

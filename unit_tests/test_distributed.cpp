@@ -1,0 +1,215 @@
+// The distributed algorithms under mpirun (-np 1 to 4, the host's portable backend): TSQR and RSVD
+// of a matrix split unevenly over the ranks (one rank with fewer rows than columns) against the
+// single-process run on the whole matrix, and bad input that every rank must report, none hang on.
+// Every rank builds the same whole A from a seed and keeps its own rows; checks that need all rows
+// sum over the ranks, so no rank gathers A.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "distributed/distributed.hpp"
+#include "mpi/mpi_communicator.hpp"
+#include "randnla.hpp"
+
+using namespace randnla;
+
+namespace {
+
+struct Host {
+  index_t rows = 0, cols = 0;
+  std::vector<float> data;
+  Host(index_t r, index_t c) : rows(r), cols(c), data(static_cast<std::size_t>(r * c)) {}
+  float& operator()(index_t i, index_t j) { return data[static_cast<std::size_t>(i + j * rows)]; }
+  MatrixView<float> view() { return MatrixView<float>(data.data(), rows, cols, std::max<index_t>(rows, 1), MemorySpace::Host); }
+};
+
+/// A = U diag(sigma) V^T, sigma_i = 0.8^i, U and V from QRs of Gaussian matrices (the library's RNG).
+Host test_matrix(Backend& b, index_t m, index_t n) {
+  Host u(m, n), v(n, n), a(m, n);
+  b.fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, u.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 3, 1}, v.view());
+  orthonormalize(b, u.view(), Orthonormalizer::Householder);
+  orthonormalize(b, v.view(), Orthonormalizer::Householder);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) v(i, j) *= static_cast<float>(std::pow(0.8, j));
+  b.product(Op::N, Op::T, 1.0f, MatrixView<const float>(u.view()), MatrixView<const float>(v.view()), 0.0f, a.view(),
+            ProductPrecision::fp32());
+  return a;
+}
+
+/// This rank's rows of an m-row matrix: uneven blocks, the last rank's smaller than n when it can be.
+std::pair<index_t, index_t> my_rows(const Communicator& c, index_t m) {
+  const int p = c.size(), r = c.rank();
+  if (p == 1) return {0, m};
+  const index_t last = 5, rest = (m - last) / (p - 1);
+  if (r == p - 1) return {rest * (p - 1), m - rest * (p - 1)};
+  return {r * rest, rest};
+}
+
+Host rows_of(Host& a, index_t r0, index_t count) {
+  Host h(count, a.cols);
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = 0; i < count; ++i) h(i, j) = a(r0 + i, j);
+  return h;
+}
+
+double sum_over_ranks(double x) {
+  double s = 0;
+  MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return s;
+}
+
+/// The message of the InvalidArgument f throws, or "no exception".
+template <class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no exception";
+}
+
+}  // namespace
+
+TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
+  auto b = make_backend(BackendKind::Host);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const index_t m = 300, n = 12;
+  Host a = test_matrix(*b, m, n);
+  const auto [r0, count] = my_rows(comm, m);
+  Host mine = rows_of(a, r0, count);
+  const DistributedTsqrResult t = distributed_tsqr(*b, comm, MatrixView<const float>(mine.view()));
+  // A_i = Q_i R on this rank; Q^T Q = sum_i Q_i^T Q_i = I over the ranks.
+  double residual = 0, norm = 0;
+  std::vector<double> gram(static_cast<std::size_t>(n * n), 0.0);
+  const float* q = t.Q.data();
+  const float* r = t.R.data();
+  for (index_t i = 0; i < count; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (index_t p = 0; p <= j; ++p) s += double(q[i + p * count]) * r[p + j * n];
+      residual += (mine(i, j) - s) * (mine(i, j) - s), norm += double(mine(i, j)) * mine(i, j);
+      for (index_t p = 0; p < n; ++p) gram[static_cast<std::size_t>(j + p * n)] += double(q[i + j * count]) * q[i + p * count];
+    }
+  MPI_Allreduce(MPI_IN_PLACE, gram.data(), static_cast<int>(gram.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  double loss = 0;
+  for (index_t j = 0; j < n; ++j)
+    for (index_t p = 0; p < n; ++p) loss += std::pow(gram[static_cast<std::size_t>(j + p * n)] - (j == p), 2);
+  EXPECT_LT(std::sqrt(sum_over_ranks(residual) / sum_over_ranks(norm)), 1e-6);
+  EXPECT_LT(std::sqrt(loss), 1e-5);
+  // R equals the single-process R up to the signs of its rows.
+  const TsqrResult whole = tsqr(*b, MatrixView<const float>(a.view()));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i)
+      EXPECT_NEAR(std::fabs(r[i + j * n]), std::fabs(whole.R.data()[i + j * n]), 1e-5) << i << ", " << j;
+  EXPECT_EQ(t.report.ranks, comm.size());
+}
+
+TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
+  auto b = make_backend(BackendKind::Host);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const index_t m = 400, n = 60, k = 8;
+  Host a = test_matrix(*b, m, n);
+  const auto [r0, count] = my_rows(comm, m);
+  Host mine = rows_of(a, r0, count);
+  for (int q : {0, 2}) {
+    RsvdOptions o;
+    o.power_iterations = q;
+    o.error_probes = 0;
+    const DistributedRsvdResult d = distributed_rsvd(*b, comm, MatrixView<const float>(mine.view()), k, o);
+    const RsvdResult whole = rsvd(*b, MatrixView<const float>(a.view()), k, o);
+    for (index_t i = 0; i < k; ++i) EXPECT_NEAR(d.S.data()[i], whole.S.data()[i], 1e-5 * whole.S.data()[0]) << "q " << q;
+    // This rank's rows of U S V^T against the single-process approximation's same rows.
+    double diff = 0, norm = 0;
+    for (index_t i = 0; i < count; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double x = 0, y = 0;
+        for (index_t p = 0; p < k; ++p) {
+          x += double(d.U.data()[i + p * count]) * d.S.data()[p] * d.V.data()[j + p * n];
+          y += double(whole.U.data()[r0 + i + p * m]) * whole.S.data()[p] * whole.V.data()[j + p * n];
+        }
+        diff += (x - y) * (x - y), norm += y * y;
+      }
+    EXPECT_LT(std::sqrt(sum_over_ranks(diff) / sum_over_ranks(norm)), 1e-5) << "q " << q;
+    EXPECT_EQ(d.distribution.ranks, comm.size());
+  }
+}
+
+// The Kokkos entry on this rank's rows as a view: the same singular values as on the backend.
+TEST(Distributed, KokkosEntryOnEachRanksRows) {
+  auto b = make_backend(BackendKind::Host);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const index_t m = 240, n = 40, k = 6;
+  Host a = test_matrix(*b, m, n);
+  const auto [r0, count] = my_rows(comm, m);
+  Kokkos::View<float**, Kokkos::LayoutLeft> mine("A_i", count, n);
+  auto mirror = Kokkos::create_mirror_view(mine);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < count; ++i) mirror(i, j) = a(r0 + i, j);
+  Kokkos::deep_copy(mine, mirror);
+  DistributedReport how;
+  const auto r = randnla::distributed_rsvd(Kokkos::DefaultExecutionSpace(), comm, mine, k, {}, &how);
+  ASSERT_EQ(static_cast<index_t>(r.U.extent(0)), count);
+  ASSERT_EQ(static_cast<index_t>(r.S.extent(0)), k);
+  const RsvdResult whole = rsvd(*b, MatrixView<const float>(a.view()), k);
+  auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.S);
+  for (index_t i = 0; i < k; ++i) EXPECT_NEAR(s(i), whole.S.data()[i], 1e-5 * whole.S.data()[0]);
+  EXPECT_EQ(how.ranks, comm.size());
+  EXPECT_NE(how.transport.find("MPI"), std::string::npos);
+  const auto t = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, mine);
+  EXPECT_EQ(static_cast<index_t>(t.Q.extent(0)), count);
+  EXPECT_EQ(static_cast<index_t>(t.R.extent(0)), n);
+}
+
+// Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by
+// ctest's timeout).
+TEST(Distributed, BadInputOnOneRankIsReportedOnEveryRank) {
+  auto b = make_backend(BackendKind::Host);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const index_t m = 200, n = 30, k = 5;
+  Host a = test_matrix(*b, m, n);
+  const auto [r0, count] = my_rows(comm, m);
+  Host mine = rows_of(a, r0, count);
+  const bool last = comm.rank() == comm.size() - 1;
+  const MatrixView<const float> av(mine.view());
+  const auto rsvd_with = [&](MatrixView<const float> x, index_t kk, RsvdOptions o) {
+    return message_of([&] { distributed_rsvd(*b, comm, x, kk, o); });
+  };
+  if (comm.size() > 1) {
+    EXPECT_NE(rsvd_with(av, last ? k + 1 : k, {}).find("k"), std::string::npos);
+    RsvdOptions seeded;
+    seeded.seed = last ? 7 : 42;
+    EXPECT_NE(rsvd_with(av, k, seeded).find("seed"), std::string::npos);
+    EXPECT_NE(message_of([&] { distributed_tsqr(*b, comm, last ? av.block(0, 0, count, n - 1) : av); }).find("A.cols"),
+              std::string::npos);
+  }
+  EXPECT_NE(rsvd_with(last ? av.block(0, 0, 0, n) : av, k, {}).find("A.rows"), std::string::npos);
+  Host bad = mine;
+  if (last) bad(0, 3) = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(rsvd_with(MatrixView<const float>(bad.view()), k, {}).find("non-finite"), std::string::npos);
+  EXPECT_NE(rsvd_with(av, n + 1, {}).find("k"), std::string::npos);
+  // After all of that, the ranks still agree: a good call runs on every rank.
+  EXPECT_EQ(rsvd_with(av, k, {}), "no exception");
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int failed = 0;
+  {
+    Kokkos::ScopeGuard guard(argc, argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    failed = RUN_ALL_TESTS();
+  }
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}
