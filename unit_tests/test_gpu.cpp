@@ -19,6 +19,7 @@
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "tsqr/tsqr.hpp"
 #include "tucker/tucker.hpp"
+#include "distributed/distributed.hpp"
 #include "test_support.hpp"
 
 namespace randnla {
@@ -915,6 +916,45 @@ TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
       }
     }
   }
+}
+
+/// One rank: the collectives are the identity (the sums still stage device buffers through host memory).
+class SingleRank final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string transport() const override { return "one rank"; }
+
+ protected:
+  void sum(float*, std::size_t) override {}
+  void broadcast(float*, std::size_t, int) override {}
+  void send(const float*, std::size_t, int) override { throw DeviceError("one rank sends to no other"); }
+  void receive(float*, std::size_t, int) override { throw DeviceError("one rank receives from no other"); }
+  void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) override { std::copy(mine, mine + n, all); }
+};
+
+// The distributed RSVD and TSQR on device data (one rank: the device buffers take the host-staged
+// path of every collective) equal the one-process runs on the device.
+TEST(Gpu, DistributedAlgorithmsOnDeviceData) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  SingleRank comm;
+  std::vector<double> sigma(200);
+  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = std::pow(0.97, static_cast<double>(i));
+  const auto a = test::matrix_with_spectrum(3000, 400, sigma, 5);
+  const Matrix<float> da = test::to_backend(*dev, a);
+  RsvdOptions o;
+  o.error_probes = 0;
+  const DistributedRsvdResult d = distributed_rsvd(*dev, comm, da, 32, o);
+  const RsvdResult whole = rsvd(*dev, da, 32, o);
+  const auto ds = test::to_host(*dev, d.S), ws = test::to_host(*dev, whole.S);
+  for (index_t i = 0; i < 32; ++i) EXPECT_NEAR(ds(i, 0), ws(i, 0), 1e-5 * ws(0, 0)) << i;
+  EXPECT_LT(test::lowrank_relative_error(a.cview(), test::to_host(*dev, d.U).cview(), ds.cview(),
+                                         test::to_host(*dev, d.V).cview()),
+            1.01 * test::lowrank_relative_error(a.cview(), test::to_host(*dev, whole.U).cview(), ws.cview(),
+                                                test::to_host(*dev, whole.V).cview()));
+  const DistributedTsqrResult t = distributed_tsqr(*dev, comm, MatrixView<const float>(da.view()).block(0, 0, 3000, 64));
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, t.Q).cview()), 1e-5);
 }
 
 // RP-HOSVD on the device: with FP32 sketches every variant's approximation equals the host's to
