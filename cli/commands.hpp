@@ -24,6 +24,7 @@ int run_gemm(int argc, char** argv);
 int run_lra(int argc, char** argv);
 int run_project(int argc, char** argv);
 int run_tucker(int argc, char** argv);
+int run_qr(int argc, char** argv);
 
 /// Adds the options every subcommand has (--backend, --device, --seed, --force, --output) and
 /// parses the command line; with --help prints the usage and returns false (nothing to run).

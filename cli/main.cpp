@@ -21,6 +21,7 @@ const Command kCommands[] = {
     {"gemm", randnla::cli::run_gemm, "accuracy and speed of every GEMM variant on your matrices"},
     {"lra", randnla::cli::run_lra, "mixed-precision randomized LRA, every product variant, refined or not"},
     {"project", randnla::cli::run_project, "very sparse random projection of a dataset, with its distance distortion"},
+    {"qr", randnla::cli::run_qr, "A = Q R of a matrix file by any orthonormaliser (TSQR by default), with its errors"},
     {"tucker", randnla::cli::run_tucker, "Tucker approximation (RP-HOSVD) of a dataset as a tensor, e.g. 60000 x 28 x 28"},
 };
 

@@ -129,5 +129,24 @@ with tempfile.TemporaryDirectory() as d:
     expect_error("project density", ["project", "--input", samples, "--density", "2", "--output",
                                      os.path.join(d, "project2")], "density = 2")
 
+    # qr: A = Q R with orthonormal Q for TSQR and CholeskyQR2, and a rank-deficient A said to be so.
+    tall = os.path.join(d, "tall.npy")
+    t = rng.standard_normal((400, 12)).astype(np.float32)
+    t[:, 7] = t[:, 3]
+    np.save(tall, t)
+    for method in ("tsqr", "cholqr2"):
+        checks += 1
+        qr_out = os.path.join(d, "qr-" + method)
+        code, out_text, err = run("qr", "--input", tall, "--method", method, "--output", qr_out, "--backend", "host")
+        if code == 0:
+            q, r = np.load(os.path.join(qr_out, "Q.npy")), np.load(os.path.join(qr_out, "R.npy"))
+            orth = np.linalg.norm(q.T.astype(np.float64) @ q - np.eye(12))
+            resid = np.linalg.norm(t - q.astype(np.float64) @ r) / np.linalg.norm(t)
+        ok = code == 0 and orth < 1e-5 and resid < 1e-5 and "rank deficient" in out_text
+        print(("PASS " if ok else "FAIL ") + "qr %s: %r" % (method, (orth, resid) if ok else (code, out_text, err.strip())))
+        if not ok:
+            failures.append("qr " + method)
+    expect_error("qr wide", ["qr", "--input", samples, "--output", os.path.join(d, "qr-wide")], "300 x 5000")
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -1,0 +1,98 @@
+// QR of tall-skinny matrices on the H100 at the TSQR issue's shapes (1048576 x 16, 1048576 x 64,
+// 65536 x 128, 65536 x 512; A Gaussian): every orthonormaliser of the library, among them the
+// peers cuSOLVER sgeqrf + sorgqr (householder) and one FP64 CholeskyQR pass (cholqr). Each: median
+// of 7 runs after a warm-up (the copy of A into the output, which every in-place method needs,
+// timed alone and taken off), the peak working memory besides A and Q, the bandwidth of A read
+// plus Q written over the time, ||Q^T Q - I||_F and ||A - Q R||_F / ||A||_F (R = Q^T A where the
+// method does not return it).
+// Usage: bench_qr [--quick]
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "backends.hpp"
+#include "bench_common.hpp"
+#include "orthonormalize/orthonormalize.hpp"
+#include "tsqr/tsqr.hpp"
+
+using namespace randnla;
+
+namespace {
+
+double orthogonality(Backend& b, MatrixView<const float> q) {
+  Matrix<double> qd(b, q.rows(), q.cols(), "Q"), g(b, q.cols(), q.cols(), "G");
+  b.convert(q, qd.view());
+  b.product(Op::T, Op::N, 1.0, qd, qd, 0.0, g.view());
+  b.add_to_diagonal(g.view(), -1.0);
+  return b.frobenius_norm(MatrixView<const double>(g.view()));
+}
+
+double residual(Backend& b, MatrixView<const float> a, MatrixView<const float> q, MatrixView<const float> r) {
+  Matrix<float> e(b, a.rows(), a.cols(), "E");
+  b.copy(a, e.view());
+  b.product(Op::N, Op::N, -1.0f, q, r, 1.0f, e, ProductPrecision::fp32());
+  return b.frobenius_norm(e) / b.frobenius_norm(a);
+}
+
+/// Q over `q` (holding A) by `method`, R into r.
+void factor(Backend& b, Orthonormalizer method, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r) {
+  if (method == Orthonormalizer::Tsqr) {
+    TsqrOptions o;
+    o.q_buffer = q;
+    TsqrResult t = tsqr(b, q, o);
+    b.copy(t.R.view(), r);
+    return;
+  }
+  orthonormalize(b, q, method);
+  b.product(Op::T, Op::N, 1.0f, MatrixView<const float>(q), a, 0.0f, r, ProductPrecision::fp32());
+}
+
+void run(Backend& b, index_t m, index_t n) {
+  Matrix<float> a(b, m, n, "A"), q(b, m, n, "Q"), r(b, n, n, "R");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
+  const double copy = randnla::median_ms(b, [&] { b.copy(a.view(), q.view()); }, 7, 1);
+  for (Orthonormalizer method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
+                                 Orthonormalizer::RandCholeskyQR, Orthonormalizer::Auto, Orthonormalizer::Tsqr}) {
+    const double ms = randnla::median_ms(b, [&] {
+      b.copy(a.view(), q.view());
+      if (method == Orthonormalizer::Tsqr) {
+        TsqrOptions o;
+        o.q_buffer = q.view();
+        tsqr(b, q, o);
+      } else {
+        orthonormalize(b, q.view(), method);
+      }
+    }, 7, 1) - copy;
+    b.copy(a.view(), q.view());
+    b.synchronize();
+    const std::size_t before = b.memory_use().bytes;
+    b.reset_peak_memory();
+    factor(b, method, a, q.view(), r.view());
+    b.synchronize();
+    const double work = static_cast<double>(b.memory_use().peak_bytes - before) / (1 << 20);
+    const double gbs = 2.0 * 4.0 * static_cast<double>(m * n) / ms * 1e-6;
+    std::printf("%8ld x %-4ld %-12s %9.3f ms  %8.1f MiB  %7.1f GB/s (%4.1f%% of 3.0 TB/s)  orth %.2e  resid %.2e\n",
+                static_cast<long>(m), static_cast<long>(n), to_string(method), ms, work, gbs, gbs / 30.0,
+                orthogonality(b, q), residual(b, a, q, r));
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  auto b = make_backend(cuda_available() ? BackendKind::Cuda : BackendKind::Host);
+  std::printf("bench_qr on %s\n", b->description().c_str());
+  if (quick) {
+    run(*b, 4096, 16);
+    return 0;
+  }
+  run(*b, 1048576, 16);
+  run(*b, 1048576, 64);
+  run(*b, 65536, 128);
+  run(*b, 65536, 512);
+  return 0;
+}
