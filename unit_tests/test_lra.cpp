@@ -126,12 +126,7 @@ TEST(Lra, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
   const auto a = test::to_backend(*b, test::gaussian_rank(50, 40, 4, 5));
   auto message = [&](index_t k, const LraOptions& o) {
-    try {
-      randomized_lra(*b, a, k, o);
-    } catch (const InvalidArgument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return test::invalid_argument_message([&] { randomized_lra(*b, a, k, o); });
   };
   LraOptions o;
   EXPECT_NE(message(0, o).find("k"), std::string::npos);

@@ -167,12 +167,7 @@ TEST(SparseSign, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
   const auto a = test::to_backend(*b, test::random_matrix(100, 4, test::Elements::Normal, 3));
   auto message = [&](MatrixView<const float> x, index_t k, const SparseProjectionOptions& o) {
-    try {
-      sparse_sign_projection(*b, x, k, o);
-    } catch (const InvalidArgument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return test::invalid_argument_message([&] { sparse_sign_projection(*b, x, k, o); });
   };
   SparseProjectionOptions o;
   EXPECT_NE(message(a, 0, o).find("k = 0"), std::string::npos) << message(a, 0, o);

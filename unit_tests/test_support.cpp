@@ -266,6 +266,15 @@ Kokkos::View<float**, Kokkos::LayoutLeft> to_kokkos(const HostMatrix<float>& x) 
 namespace randnla {
 namespace test {
 
+std::string invalid_argument_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 index_t HostTensor::size() const {
   index_t s = 1;
   for (index_t e : extents) s *= e;

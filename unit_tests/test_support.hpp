@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,9 @@ HostMatrix<float> from_kokkos(const View& v) {
 }
 /// Copies a host matrix into a new matrix of the backend.
 Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x);
+
+/// The message of the InvalidArgument f throws, or "no error".
+std::string invalid_argument_message(const std::function<void()>& f);
 
 /// An N-way FP64 host tensor, first index fastest, packed.
 struct HostTensor {

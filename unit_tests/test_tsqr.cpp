@@ -78,12 +78,7 @@ TEST(Tsqr, QWrittenOverA) {
 TEST(Tsqr, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
   auto message = [&](index_t m, index_t n, const TsqrOptions& o) {
-    try {
-      tsqr(*b, Matrix<float>(*b, m, n), o);
-    } catch (const InvalidArgument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return test::invalid_argument_message([&] { tsqr(*b, Matrix<float>(*b, m, n), o); });
   };
   EXPECT_NE(message(10, 20, {}).find("A.rows = 10"), std::string::npos) << message(10, 20, {});
   EXPECT_NE(message(10, 0, {}).find("A.cols = 0"), std::string::npos);

@@ -43,21 +43,32 @@ struct SparseSignOperator {
 
   RANDNLA_HD std::int64_t segments() const { return (cols + kSegment - 1) >> kSegmentBits; }
 
+  /// The t-th draw of segment g of row j: the gap (zeros before the next non-zero, geometric with
+  /// parameter p, in FP32: may be +Inf or NaN) and that non-zero's sign. walk() and the kernels
+  /// that draw many at once both draw through this.
+  struct Draw {
+    float gap;
+    bool negative;
+  };
+  RANDNLA_HD Draw draw(std::int64_t j, std::int64_t g, std::uint64_t t) const {
+    const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits);
+    const PhiloxCounter r = detail::philox_block(seed, 0, base + (t >> 1));
+    const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
+    return {exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density), (r.v[w + 1] >> 31) != 0u};
+  }
+
   /// Calls visit(i, negative) for each non-zero S(j, i) of segment g of row j, i ascending;
   /// `negative` is its sign (the magnitude is `value`).
   template <class Visit>
   RANDNLA_HD void walk(std::int64_t j, std::int64_t g, const Visit& visit) const {
     const std::int64_t begin = g << kSegmentBits;
     const std::int64_t end = begin + kSegment < cols ? begin + kSegment : cols;
-    const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits);
     std::int64_t i = begin - 1;
     for (std::uint64_t t = 0;; ++t) {
-      const PhiloxCounter r = detail::philox_block(seed, 0, base + (t >> 1));
-      const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
-      const float gap = exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density);
-      if (!(gap < static_cast<float>(end - i - 1))) return;  // also ends a NaN gap
-      i += 1 + static_cast<std::int64_t>(gap);
-      visit(i, (r.v[w + 1] >> 31) != 0u);
+      const Draw d = draw(j, g, t);
+      if (!(d.gap < static_cast<float>(end - i - 1))) return;  // also ends a NaN gap
+      i += 1 + static_cast<std::int64_t>(d.gap);
+      visit(i, d.negative);
     }
   }
 };

@@ -25,16 +25,13 @@ __device__ __forceinline__ float element(const MatrixView<const float>& a, bool 
   return columns ? a.data()[i + c * a.ld()] : a.data()[c + i * a.ld()];
 }
 
-/// The t-th draw of segment g of row j, as SparseSignOperator::walk makes it: the jump to the next
-/// non-zero (1 + G, capped past the segment's end) and the sign.
+/// The t-th draw of segment g of row j (SparseSignOperator::draw) as the jump to the next non-zero:
+/// 1 + the gap, capped past the segment's end; and the sign.
 __device__ __forceinline__ void draw(const SparseSignOperator& s, std::int64_t j, std::int64_t g, std::uint64_t t,
                                      std::int64_t& jump, bool& negative) {
-  const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << s.kSegmentBits);
-  const PhiloxCounter r = detail::philox_block(s.seed, 0, base + (t >> 1));
-  const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
-  const float gap = exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), s.log1m_density);
-  jump = 1 + (gap < static_cast<float>(s.kSegment) ? static_cast<std::int64_t>(gap) : s.kSegment);
-  negative = (r.v[w + 1] >> 31) != 0u;
+  const SparseSignOperator::Draw d = s.draw(j, g, t);
+  jump = 1 + (d.gap < static_cast<float>(s.kSegment) ? static_cast<std::int64_t>(d.gap) : s.kSegment);
+  negative = d.negative;
 }
 
 __global__ void __launch_bounds__(32 * kWarpsPerBlock)
