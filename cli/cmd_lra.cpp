@@ -38,7 +38,7 @@ int run_lra(int argc, char** argv) {
       .option("products", "fp32,tf32,fp16,fp16-once,fp16-all,split",
               "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | "
               "auto")
-      .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | rand-cholqr | tsqr | auto")
+      .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | tsqr | auto")
       .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k")
       .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");
   if (!parse_command(o, argc, argv, "lra",

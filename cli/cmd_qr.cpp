@@ -53,7 +53,7 @@ index_t deficient_diagonal(Backend& b, MatrixView<const float> r) {
 int run_qr(int argc, char** argv) {
   Options o;
   o.option("input", "", "matrix file (m x n, m >= n): .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
-      .option("method", "tsqr", "tsqr | householder | cholqr | cholqr2 | scholqr3 | rand-cholqr | auto");
+      .option("method", "tsqr", "tsqr | householder | cholqr | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | auto");
   if (!parse_command(o, argc, argv, "qr",
                      "A = Q R by an orthonormaliser of the library; writes Q.npy and R.npy (float32) and reports the "
                      "time, the orthogonality and the residual.",

@@ -53,7 +53,8 @@ void run(Backend& b, index_t m, index_t n) {
   b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
   const double copy = randnla::median_ms(b, [&] { b.copy(a.view(), q.view()); }, 7, 1);
   for (Orthonormalizer method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
-                                 Orthonormalizer::RandCholeskyQR, Orthonormalizer::Auto, Orthonormalizer::Tsqr}) {
+                                 Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQRSparse,
+                                 Orthonormalizer::Auto, Orthonormalizer::Tsqr}) {
     const double ms = randnla::median_ms(b, [&] {
       b.copy(a.view(), q.view());
       if (method == Orthonormalizer::Tsqr) {

@@ -46,7 +46,8 @@ TEST(Orthonormalize, EachMethodOnWellConditionedInput) {
   const auto y = graded(2000, 40, 1e3);
   for (const auto& [name, b] : test::portable_backends())
     for (auto method : {Orthonormalizer::Householder, Orthonormalizer::CholeskyQR, Orthonormalizer::CholeskyQR2,
-                        Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::RandCholeskyQR, Orthonormalizer::Tsqr}) {
+                        Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQRSparse,
+                        Orthonormalizer::Tsqr}) {
       Orthonormalizer used;
       const auto q = orthonormalized(*b, y, method, &used);
       EXPECT_EQ(used, method) << name;
@@ -66,30 +67,31 @@ TEST(Orthonormalize, IllConditionedCholeskyQRBreaksDownAndFallsBack) {
   }
 }
 
-// The sketch-preconditioned CholeskyQR keeps FP32-level orthogonality up to cond(Y) = 1e7 with
-// no shift and no fallback, where one plain CholeskyQR pass loses it (cond^2 2^-53 ~ 1e-2), and
-// falls back on an exactly rank-deficient Y.
+// The sketch-preconditioned CholeskyQR, with the Gaussian FP16 sketch and with the sparse sign one,
+// keeps FP32-level orthogonality up to cond(Y) = 1e7 with no shift and no fallback, where one plain
+// CholeskyQR pass loses it (cond^2 2^-53 ~ 1e-2), and falls back on an exactly rank-deficient Y.
 TEST(Orthonormalize, SketchPreconditionedCholeskyQRUpToFp32ConditionNumbers) {
-  for (const auto& [name, b] : test::portable_backends()) {
-    for (double cond : {1e2, 1e5, 1e7}) {
-      const auto y = graded(4000, 64, cond);
-      Orthonormalizer used;
-      const auto q = orthonormalized(*b, y, Orthonormalizer::RandCholeskyQR, &used);
-      EXPECT_EQ(used, Orthonormalizer::RandCholeskyQR) << cond << " " << name;
-      EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << cond << " " << name;
-      EXPECT_LT(span_residual(y, q), 1e-5) << cond << " " << name;
-      if (cond == 1e7) {
-        const auto plain = orthonormalized(*b, y, Orthonormalizer::CholeskyQR, &used);
-        if (used == Orthonormalizer::CholeskyQR) EXPECT_GT(test::orthogonality_loss(plain.cview()), 1e-4) << name;
+  for (const auto& [name, b] : test::portable_backends())
+    for (Orthonormalizer method : {Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQRSparse}) {
+      for (double cond : {1e2, 1e5, 1e7}) {
+        const auto y = graded(4000, 64, cond);
+        Orthonormalizer used;
+        const auto q = orthonormalized(*b, y, method, &used);
+        EXPECT_EQ(used, method) << cond << " " << name;
+        EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << to_string(method) << " " << cond << " " << name;
+        EXPECT_LT(span_residual(y, q), 1e-5) << to_string(method) << " " << cond << " " << name;
+        if (cond == 1e7) {
+          const auto plain = orthonormalized(*b, y, Orthonormalizer::CholeskyQR, &used);
+          if (used == Orthonormalizer::CholeskyQR) EXPECT_GT(test::orthogonality_loss(plain.cview()), 1e-4) << name;
+        }
       }
+      auto deficient = graded(1500, 30, 1e3);
+      for (index_t i = 0; i < deficient.rows; ++i) deficient(i, 29) = deficient(i, 28);
+      Orthonormalizer used;
+      const auto q = orthonormalized(*b, deficient, method, &used);
+      EXPECT_NE(used, method) << name;
+      EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used) << " on " << name;
     }
-    auto deficient = graded(1500, 30, 1e3);
-    for (index_t i = 0; i < deficient.rows; ++i) deficient(i, 29) = deficient(i, 28);
-    Orthonormalizer used;
-    const auto q = orthonormalized(*b, deficient, Orthonormalizer::RandCholeskyQR, &used);
-    EXPECT_NE(used, Orthonormalizer::RandCholeskyQR) << name;
-    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used) << " on " << name;
-  }
 }
 
 TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {

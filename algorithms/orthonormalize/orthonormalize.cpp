@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "randnla/random_operator.hpp"
+#include "sparse_projection/sparse_sign_projection.hpp"
 #include "tsqr/tsqr.hpp"
 
 namespace randnla {
@@ -121,16 +122,37 @@ int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, in
 /// The sketch's seed: Omega is the same for every call (the library's RNG, any backend).
 constexpr std::uint64_t kSketchSeed = 0x5eed0c40;
 
-/// Z := Y R0^{-1} (FP64), R0 the R of a Householder QR of the sketch Omega^T Y ((2l) x l, FP32;
-/// Omega Gaussian in FP16, the product SHGEMM on Tensor Cores): range(Y) embedded with distortion
-/// O(1), so Z is well conditioned whatever Y's condition number (Higgins et al., Algorithm 2).
-Matrix<double> sketch_preconditioned(Backend& b, MatrixView<const double> y) {
-  const index_t m = y.rows(), l = y.cols(), s = std::min(m, 2 * l);
-  Matrix<float> y32(b, m, l, "Y"), sketch_t(b, l, s, "Omega^T Y^T"), sketch(b, s, l, "Omega^T Y"), tau(b, l, 1, "tau");
-  b.convert(y, y32.view());
+/// The sketch Omega^T Y ((2l) x l, FP32) of Y (m x l, FP32): Omega Gaussian in FP16, the product
+/// SHGEMM on Tensor Cores; or, `sparse`, S Y with S a sparse sign operator of density min(1, 8 / 2l)
+/// (about 8 non-zeros in each of its m columns: an oblivious subspace embedding; Meng & Mahoney
+/// 2013, Cohen 2016), never stored.
+Matrix<float> sketch_of(Backend& b, MatrixView<const float> y32, index_t s, bool sparse) {
+  const index_t m = y32.rows(), l = y32.cols();
+  Matrix<float> sketch(b, s, l, "Omega^T Y");
+  if (sparse) {
+    SparseProjectionOptions o;
+    o.layout = SampleLayout::Columns;
+    o.density = SparseDensity::Given;
+    o.density_value = std::min(1.0, 8.0 / static_cast<double>(s));
+    o.seed = kSketchSeed;
+    b.copy(MatrixView<const float>(sparse_sign_projection(b, y32, s, o).Y.view()), sketch.view());
+    return sketch;
+  }
+  Matrix<float> sketch_t(b, l, s, "Omega^T Y^T");
   const RandomOperator omega({m, s, Distribution::Gaussian}, RngState{kSketchSeed, 0});
   b.product(Op::T, Op::N, 1.0f, y32, omega.materialize<fp16>(b), 0.0f, sketch_t, ProductPrecision::automatic());
   b.transpose(sketch_t, sketch.view());
+  return sketch;
+}
+
+/// Z := Y R0^{-1} (FP64), R0 the R of a Householder QR of the sketch of Y (sketch_of): range(Y)
+/// embedded with distortion O(1), so Z is well conditioned whatever Y's condition number (Higgins
+/// et al., Algorithm 2).
+Matrix<double> sketch_preconditioned(Backend& b, MatrixView<const double> y, bool sparse) {
+  const index_t m = y.rows(), l = y.cols(), s = std::min(m, 2 * l);
+  Matrix<float> y32(b, m, l, "Y"), tau(b, l, 1, "tau");
+  b.convert(y, y32.view());
+  Matrix<float> sketch = sketch_of(b, y32, s, sparse);
   b.qr(sketch.view(), tau.view());
   Matrix<double> r0(b, l, l, "R0"), z(b, m, l, "Z");
   b.convert(MatrixView<const float>(sketch.view().block(0, 0, l, l)), r0.view());  // trsm reads the upper triangle
@@ -144,9 +166,9 @@ Matrix<double> sketch_preconditioned(Backend& b, MatrixView<const double> y) {
 Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double> y,
                                              const std::function<void()>& y_into_q, MatrixView<float> q,
                                              Orthonormalizer method) {
-  if (method == Orthonormalizer::RandCholeskyQR) {
-    const Matrix<double> z = sketch_preconditioned(b, y);
-    if (cholesky_qr(b, z, q, 0, false) >= 0) return Orthonormalizer::RandCholeskyQR;
+  if (method == Orthonormalizer::RandCholeskyQR || method == Orthonormalizer::RandCholeskyQRSparse) {
+    const Matrix<double> z = sketch_preconditioned(b, y, method == Orthonormalizer::RandCholeskyQRSparse);
+    if (cholesky_qr(b, z, q, 0, false) >= 0) return method;
   } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3 &&
              method != Orthonormalizer::Tsqr) {
     const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;

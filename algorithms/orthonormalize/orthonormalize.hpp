@@ -17,6 +17,8 @@ enum class Orthonormalizer {
                       ///< sketch Omega^T Y (Omega m x 2l Gaussian in FP16, through SHGEMM), then
                       ///< CholeskyQR passes on the well-conditioned Y R0^{-1} in FP64: FP32-level
                       ///< orthogonality up to cond(Y) near 1/u without a shift
+  RandCholeskyQRSparse,  ///< the same preconditioned CholeskyQR with a sparse sign sketch S Y instead
+                         ///< (S 2l x m, about 8 non-zeros per column, never stored: sparse_sign_projection)
   Tsqr,               ///< TSQR by a reduction tree of Householder QRs (tsqr(), Q over Y): as stable as
                       ///< Householder, the leaves factored independently (Demmel et al. 2012)
   Auto,               ///< CholeskyQR passes until the equilibrated Gram matrix of the panel is the
@@ -32,6 +34,7 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
                                                 {Orthonormalizer::CholeskyQR2, "cholqr2"},
                                                 {Orthonormalizer::ShiftedCholeskyQR3, "scholqr3"},
                                                 {Orthonormalizer::RandCholeskyQR, "rand-cholqr"},
+                                                {Orthonormalizer::RandCholeskyQRSparse, "rand-cholqr-sparse"},
                                                 {Orthonormalizer::Tsqr, "tsqr"},
                                                 {Orthonormalizer::Auto, "auto"},
                                                 {Orthonormalizer::ColumnScaling, "colscale", false}};
@@ -42,7 +45,7 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
 /// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the
 /// same Q, a Cholesky less sensitive to the column norms of Y).
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
-/// CholeskyQR/CholeskyQR2/Auto/RandCholeskyQR -> ShiftedCholeskyQR3 -> Householder; Householder
+/// CholeskyQR/CholeskyQR2/Auto/RandCholeskyQR(Sparse) -> ShiftedCholeskyQR3 -> Householder; Householder
 /// and Tsqr never break down. Returns the method that
 /// produced Q. Q = Y R^{-1} with R upper triangular; R's diagonal is positive for every method
 /// but Householder, whose column signs are LAPACK's.
