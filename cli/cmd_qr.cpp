@@ -15,24 +15,6 @@ namespace randnla {
 namespace cli {
 namespace {
 
-/// ||Q^T Q - I||_F with the Gram matrix in FP64.
-double orthogonality(Backend& b, MatrixView<const float> q) {
-  Matrix<double> qd(b, q.rows(), q.cols(), "Q"), g(b, q.cols(), q.cols(), "G");
-  b.convert(q, qd.view());
-  b.product(Op::T, Op::N, 1.0, qd, qd, 0.0, g.view());
-  b.add_to_diagonal(g.view(), -1.0);
-  return b.frobenius_norm(MatrixView<const double>(g.view()));
-}
-
-/// ||A - Q R||_F / ||A||_F (the residual in FP32, its norm in FP64).
-double residual(Backend& b, MatrixView<const float> a, MatrixView<const float> q, MatrixView<const float> r) {
-  Matrix<float> e(b, a.rows(), a.cols(), "E");
-  b.copy(a, e.view());
-  b.product(Op::N, Op::N, -1.0f, q, r, 1.0f, e, ProductPrecision::fp32());
-  const double norm = b.frobenius_norm(a);
-  return norm > 0 ? b.frobenius_norm(e) / norm : 0.0;
-}
-
 /// R's diagonal entries that are zero or not finite, relative to its largest (|r_jj| <= n u max).
 index_t deficient_diagonal(Backend& b, MatrixView<const float> r) {
   const index_t n = r.rows();
@@ -83,8 +65,8 @@ int run_qr(int argc, char** argv) {
   const double ms = clock.lap("qr");
   if (method != Orthonormalizer::Tsqr) b.product(Op::T, Op::N, 1.0f, q, a, 0.0f, r, ProductPrecision::fp32());  // R = Q^T A
   std::printf("A %lld x %lld: %s in %.3f ms\n", static_cast<long long>(m), static_cast<long long>(n), to_string(used), ms);
-  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n", orthogonality(b, q),
-              residual(b, a, q, r));
+  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n",
+              orthogonality_loss(b, q), factorization_residual(b, a, q, r));
   if (const index_t bad = deficient_diagonal(b, r))
     std::printf("R has %lld diagonal entries zero (below n u max |r_jj|) or not finite: A is rank deficient or not "
                 "finite, and Q's matching columns are not determined by A\n",

@@ -20,21 +20,6 @@ using namespace randnla;
 
 namespace {
 
-double orthogonality(Backend& b, MatrixView<const float> q) {
-  Matrix<double> qd(b, q.rows(), q.cols(), "Q"), g(b, q.cols(), q.cols(), "G");
-  b.convert(q, qd.view());
-  b.product(Op::T, Op::N, 1.0, qd, qd, 0.0, g.view());
-  b.add_to_diagonal(g.view(), -1.0);
-  return b.frobenius_norm(MatrixView<const double>(g.view()));
-}
-
-double residual(Backend& b, MatrixView<const float> a, MatrixView<const float> q, MatrixView<const float> r) {
-  Matrix<float> e(b, a.rows(), a.cols(), "E");
-  b.copy(a, e.view());
-  b.product(Op::N, Op::N, -1.0f, q, r, 1.0f, e, ProductPrecision::fp32());
-  return b.frobenius_norm(e) / b.frobenius_norm(a);
-}
-
 /// Q over `q` (holding A) by `method`, R into r.
 void factor(Backend& b, Orthonormalizer method, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r) {
   if (method == Orthonormalizer::Tsqr) {
@@ -75,7 +60,7 @@ void run(Backend& b, index_t m, index_t n) {
     const double gbs = 2.0 * 4.0 * static_cast<double>(m * n) / ms * 1e-6;
     std::printf("%8ld x %-4ld %-12s %9.3f ms  %8.1f MiB  %7.1f GB/s (%4.1f%% of 3.0 TB/s)  orth %.2e  resid %.2e\n",
                 static_cast<long>(m), static_cast<long>(n), to_string(method), ms, work, gbs, gbs / 30.0,
-                orthogonality(b, q), residual(b, a, q, r));
+                orthogonality_loss(b, q), factorization_residual(b, a, q, r));
     std::fflush(stdout);
   }
 }

@@ -202,6 +202,23 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);
 }
 
+double orthogonality_loss(Backend& b, MatrixView<const float> q) {
+  Matrix<double> qd(b, q.rows(), q.cols(), "Q"), g(b, q.cols(), q.cols(), "G");
+  b.convert(q, qd.view());
+  b.product(Op::T, Op::N, 1.0, qd, qd, 0.0, g.view());
+  b.add_to_diagonal(g.view(), -1.0);
+  return b.frobenius_norm(MatrixView<const double>(g.view()));
+}
+
+double factorization_residual(Backend& b, MatrixView<const float> a, MatrixView<const float> q,
+                              MatrixView<const float> r) {
+  Matrix<float> e(b, a.rows(), a.cols(), "E");
+  b.copy(a, e.view());
+  b.product(Op::N, Op::N, -1.0f, q, r, 1.0f, e, ProductPrecision::fp32());
+  const double norm = b.frobenius_norm(a);
+  return norm > 0 ? b.frobenius_norm(e) / norm : 0.0;
+}
+
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,
                                Orthonormalizer method) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));

@@ -52,6 +52,13 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
 /// Throws InvalidArgument if m < l.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method);
 
+/// ||Q^T Q - I||_F of Q (m x l, FP32, backend memory), the Gram matrix in FP64.
+double orthogonality_loss(Backend& backend, MatrixView<const float> q);
+/// ||A - Q R||_F / ||A||_F (A m x n, Q m x l, R l x n; FP32, backend memory): the residual in FP32,
+/// its norm in FP64; 0 for a zero A.
+double factorization_residual(Backend& backend, MatrixView<const float> a, MatrixView<const float> q,
+                              MatrixView<const float> r);
+
 /// The same for an FP64 panel Y (left unchanged), Q (m x l) written in FP32: the Gram matrix is
 /// formed from Y's FP64 values, with no rounding to FP32 first.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,
