@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,17 @@ Host rows_of(Host& a, index_t r0, index_t count) {
   return h;
 }
 
+/// The whole test matrix (m x n, the same on every rank) and this rank's rows of it.
+struct Split {
+  std::shared_ptr<Backend> b = make_backend(BackendKind::Host);
+  MpiCommunicator comm{MPI_COMM_WORLD};
+  Host a;
+  index_t r0, count;
+  Host mine;
+  Split(index_t m, index_t n)
+      : a(test_matrix(*b, m, n)), r0(my_rows(comm, m).first), count(my_rows(comm, m).second), mine(rows_of(a, r0, count)) {}
+};
+
 double sum_over_ranks(double x) {
   double s = 0;
   MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -80,12 +92,9 @@ std::string message_of(F&& f) {
 }  // namespace
 
 TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
-  auto b = make_backend(BackendKind::Host);
-  MpiCommunicator comm(MPI_COMM_WORLD);
   const index_t m = 300, n = 12;
-  Host a = test_matrix(*b, m, n);
-  const auto [r0, count] = my_rows(comm, m);
-  Host mine = rows_of(a, r0, count);
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
   const DistributedTsqrResult t = distributed_tsqr(*b, comm, MatrixView<const float>(mine.view()));
   // A_i = Q_i R on this rank; Q^T Q = sum_i Q_i^T Q_i = I over the ranks.
   double residual = 0, norm = 0;
@@ -114,12 +123,9 @@ TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
 }
 
 TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
-  auto b = make_backend(BackendKind::Host);
-  MpiCommunicator comm(MPI_COMM_WORLD);
   const index_t m = 400, n = 60, k = 8;
-  Host a = test_matrix(*b, m, n);
-  const auto [r0, count] = my_rows(comm, m);
-  Host mine = rows_of(a, r0, count);
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
   for (int q : {0, 2}) {
     RsvdOptions o;
     o.power_iterations = q;
@@ -145,18 +151,16 @@ TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
 
 // The Kokkos entry on this rank's rows as a view: the same singular values as on the backend.
 TEST(Distributed, KokkosEntryOnEachRanksRows) {
-  auto b = make_backend(BackendKind::Host);
-  MpiCommunicator comm(MPI_COMM_WORLD);
   const index_t m = 240, n = 40, k = 6;
-  Host a = test_matrix(*b, m, n);
-  const auto [r0, count] = my_rows(comm, m);
-  Kokkos::View<float**, Kokkos::LayoutLeft> mine("A_i", count, n);
-  auto mirror = Kokkos::create_mirror_view(mine);
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
+  Kokkos::View<float**, Kokkos::LayoutLeft> my_view("A_i", count, n);
+  auto mirror = Kokkos::create_mirror_view(my_view);
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i < count; ++i) mirror(i, j) = a(r0 + i, j);
-  Kokkos::deep_copy(mine, mirror);
+  Kokkos::deep_copy(my_view, mirror);
   DistributedReport how;
-  const auto r = randnla::distributed_rsvd(Kokkos::DefaultExecutionSpace(), comm, mine, k, {}, &how);
+  const auto r = randnla::distributed_rsvd(Kokkos::DefaultExecutionSpace(), comm, my_view, k, {}, &how);
   ASSERT_EQ(static_cast<index_t>(r.U.extent(0)), count);
   ASSERT_EQ(static_cast<index_t>(r.S.extent(0)), k);
   const RsvdResult whole = rsvd(*b, MatrixView<const float>(a.view()), k);
@@ -164,7 +168,7 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
   for (index_t i = 0; i < k; ++i) EXPECT_NEAR(s(i), whole.S.data()[i], 1e-5 * whole.S.data()[0]);
   EXPECT_EQ(how.ranks, comm.size());
   EXPECT_NE(how.transport.find("MPI"), std::string::npos);
-  const auto t = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, mine);
+  const auto t = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, my_view);
   EXPECT_EQ(static_cast<index_t>(t.Q.extent(0)), count);
   EXPECT_EQ(static_cast<index_t>(t.R.extent(0)), n);
 }
@@ -172,12 +176,9 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
 // Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by
 // ctest's timeout).
 TEST(Distributed, BadInputOnOneRankIsReportedOnEveryRank) {
-  auto b = make_backend(BackendKind::Host);
-  MpiCommunicator comm(MPI_COMM_WORLD);
   const index_t m = 200, n = 30, k = 5;
-  Host a = test_matrix(*b, m, n);
-  const auto [r0, count] = my_rows(comm, m);
-  Host mine = rows_of(a, r0, count);
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
   const bool last = comm.rank() == comm.size() - 1;
   const MatrixView<const float> av(mine.view());
   const auto rsvd_with = [&](MatrixView<const float> x, index_t kk, RsvdOptions o) {
