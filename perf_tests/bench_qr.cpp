@@ -5,10 +5,13 @@
 // timed alone and taken off), the peak working memory besides A and Q, the bandwidth of A read
 // plus Q written over the time, ||Q^T Q - I||_F and ||A - Q R||_F / ||A||_F (R = Q^T A where the
 // method does not return it).
+// Then TSQR at several block heights and panel widths.
 // Usage: bench_qr [--quick]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "backends.hpp"
@@ -65,6 +68,39 @@ void run(Backend& b, index_t m, index_t n) {
   }
 }
 
+/// TSQR at the backend's choice, at block heights of 2, 4 and 8 times the panel's columns, and in
+/// panels of 32 and 64 columns (BCGS2 between them), where the backend takes them.
+void tsqr_sweep(Backend& b, index_t m, index_t n) {
+  Matrix<float> a(b, m, n, "A"), q(b, m, n, "Q");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
+  struct Config {
+    index_t leaf, panel;
+  };
+  const index_t w = std::min<index_t>(n, 128);
+  for (Config c : {Config{0, 0}, Config{2 * w, 0}, Config{4 * w, 0}, Config{8 * w, 0}, Config{0, 32}, Config{0, 64}}) {
+    if (c.panel >= n) continue;
+    TsqrOptions o;
+    o.leaf_rows = c.leaf;
+    o.panel_columns = c.panel;
+    o.q_buffer = q.view();
+    TsqrReport report;
+    const double ms = randnla::median_ms(b, [&] {
+      b.copy(a.view(), q.view());
+      try {
+        report = tsqr(b, q, o).report;
+      } catch (const InvalidArgument&) {
+        report.levels = 0;
+      }
+    }, 7, 1);
+    if (report.levels > 0)
+      std::printf("%8ld x %-4ld tsqr leaf_rows %-5ld panel_columns %-3ld %9.3f ms (copy of A included), %d levels, %ld "
+                  "leaves, %ld panels, %s, orth %.2e\n",
+                  static_cast<long>(m), static_cast<long>(n), static_cast<long>(c.leaf), static_cast<long>(c.panel), ms,
+                  report.levels, static_cast<long>(report.leaves), static_cast<long>(report.panels),
+                  report.blocks.c_str(), orthogonality_loss(b, q));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,5 +116,7 @@ int main(int argc, char** argv) {
   run(*b, 1048576, 64);
   run(*b, 65536, 128);
   run(*b, 65536, 512);
+  for (auto [m, n] : {std::pair<index_t, index_t>{1048576, 16}, {1048576, 64}, {65536, 128}, {65536, 512}})
+    tsqr_sweep(*b, m, n);
   return 0;
 }

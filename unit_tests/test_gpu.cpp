@@ -636,7 +636,7 @@ TEST(Gpu, SketchPreconditionedCholeskyQR) {
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
 }
 
-// The reduction-tree TSQR on the device (cuSOLVER leaves, five levels): A = Q R and Q^T Q = I to
+// The reduction-tree TSQR on the device (batched on-chip leaves, five levels): A = Q R and Q^T Q = I to
 // FP32 rounding, R upper triangular.
 TEST(Gpu, TsqrFactorsOnTheDevice) {
   RANDNLA_REQUIRE_GPU();
@@ -660,6 +660,105 @@ TEST(Gpu, TsqrFactorsOnTheDevice) {
   EXPECT_LT(test::relative_error(qr, exact), 1e-6);
   for (index_t j = 0; j < n; ++j)
     for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(rr(i, j), 0.0f);
+}
+
+/// max over rows i of ||R_a(i, :) - s_i R_b(i, :)|| / ||R_b||_F, s_i = the sign that matches row i's
+/// diagonal entries: R up to the signs of its rows.
+double r_distance_up_to_row_signs(const test::HostMatrix<float>& ra, const test::HostMatrix<float>& rb) {
+  double norm = 0, worst = 0;
+  for (float x : rb.data) norm += static_cast<double>(x) * x;
+  for (index_t i = 0; i < ra.rows; ++i) {
+    const double sign = (ra(i, i) < 0) == (rb(i, i) < 0) ? 1.0 : -1.0;
+    double d = 0;
+    for (index_t j = 0; j < ra.cols; ++j) d += std::pow(ra(i, j) - sign * rb(i, j), 2);
+    worst = std::max(worst, std::sqrt(d / norm));
+  }
+  return worst;
+}
+
+// The batched on-chip TSQR: rows not a multiple of the blocks, n from 1 to the tree's 128, Q to FP32
+// orthogonality, A = Q R against FP64, R equal to LAPACK's one-block Householder R up to row signs,
+// R alone equal to R with Q, Q written over A equal to Q apart, bit for bit.
+TEST(Gpu, BatchedTsqrMatchesLapack) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  for (index_t n : {1, 16, 64, 128}) {
+    const index_t m = 40009;
+    const auto a = test::random_matrix(m, n, Elements::Normal, 500 + n);
+    Matrix<float> da = test::to_backend(*dev, a);
+    const TsqrResult r = tsqr(*dev, da);
+    SCOPED_TRACE("n " + std::to_string(n) + ", " + std::to_string(r.report.leaves) + " leaves");
+    EXPECT_EQ(r.report.blocks, "batched on chip");
+    EXPECT_GE(r.report.levels, 2);
+    const auto q = test::to_host(*dev, r.Q), rr = test::to_host(*dev, r.R);
+    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+    test::HostMatrix<float> rt(n, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) rt(i, j) = rr(j, i);
+    EXPECT_LT(test::factor_relative_error(a.cview(), q.cview(), rt.cview()), 1e-6);
+    TsqrOptions one_block;
+    one_block.leaf_rows = m;
+    one_block.form_q = false;
+    const auto lapack_r = test::to_host(*host, tsqr(*host, test::to_backend(*host, a), one_block).R);
+    EXPECT_LT(r_distance_up_to_row_signs(rr, lapack_r), 1e-5);
+    TsqrOptions r_only;
+    r_only.form_q = false;
+    EXPECT_EQ(test::to_host(*dev, tsqr(*dev, da, r_only).R).data, rr.data);
+    TsqrOptions in_place;
+    in_place.q_buffer = da.view();
+    tsqr(*dev, da, in_place);
+    EXPECT_EQ(test::to_host(*dev, da).data, q.data);
+  }
+}
+
+// Rank deficiency and non-finite data reach R's diagonal: a zero column gives an exact zero there
+// and a finite Q; a NaN gives a NaN. Leaf blocks beyond shared memory and panels wider than the
+// blocks are refused, naming the option.
+TEST(Gpu, BatchedTsqrReportsDeficiencyAndLimits) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 20000, n = 32;
+  auto a = test::random_matrix(m, n, Elements::Normal, 41);
+  for (index_t i = 0; i < m; ++i) a(i, 5) = 0.0f;
+  const TsqrResult r = tsqr(*dev, test::to_backend(*dev, a));
+  const auto q = test::to_host(*dev, r.Q), rr = test::to_host(*dev, r.R);
+  EXPECT_EQ(rr(5, 5), 0.0f);
+  for (float x : q.data) ASSERT_TRUE(std::isfinite(x));
+  a(777, 9) = std::nanf("");
+  EXPECT_TRUE(std::isnan(test::to_host(*dev, tsqr(*dev, test::to_backend(*dev, a)).R)(9, 9)));
+  TsqrOptions o;
+  o.leaf_rows = m;
+  EXPECT_NE(test::invalid_argument_message([&] { tsqr(*dev, test::to_backend(*dev, a), o); }).find("leaf_rows = 20000"),
+            std::string::npos);
+  o.leaf_rows = 0;
+  o.panel_columns = 129;
+  EXPECT_NE(test::invalid_argument_message([&] { tsqr(*dev, test::to_backend(*dev, a), o); }).find("panel_columns = 129"),
+            std::string::npos);
+}
+
+// A wider than the on-chip blocks: panels of 128 columns, BCGS2 between them; A = Q R against FP64,
+// Q orthonormal, R as the host's panels give it up to row signs.
+TEST(Gpu, TsqrPanelsBeyondTheBlocksWidth) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const index_t m = 30000, n = 300;
+  const auto a = test::random_matrix(m, n, Elements::Normal, 43);
+  const TsqrResult w = tsqr(*dev, test::to_backend(*dev, a));
+  EXPECT_EQ(w.report.blocks, "batched on chip");
+  EXPECT_EQ(w.report.panels, 3);
+  const auto q = test::to_host(*dev, w.Q), rr = test::to_host(*dev, w.R);
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+  test::HostMatrix<float> rt(n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) rt(i, j) = rr(j, i);
+  EXPECT_LT(test::factor_relative_error(a.cview(), q.cview(), rt.cview()), 1e-6);
+  TsqrOptions one_block;
+  one_block.leaf_rows = m;
+  one_block.form_q = false;
+  const auto lapack_r = test::to_host(*host, tsqr(*host, test::to_backend(*host, a), one_block).R);
+  EXPECT_LT(r_distance_up_to_row_signs(rr, lapack_r), 1e-5);
 }
 
 TEST(Gpu, SvdThroughGramMatchesHost) {

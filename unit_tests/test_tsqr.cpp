@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -30,7 +31,8 @@ double factor_error(const test::HostMatrix<float>& a, const test::HostMatrix<flo
 
 }  // namespace
 
-// Several tree depths (one leaf, two levels, three), a graded A (cond 1e6) and n = 1.
+// Several tree depths (one leaf, two levels, three), a graded A (cond 1e6), n = 1, and rows that
+// split into blocks of 48 and 49.
 TEST(Tsqr, FactorsAndOrthogonalityOnEveryTreeDepth) {
   struct Case {
     index_t m, n, leaf;
@@ -39,7 +41,7 @@ TEST(Tsqr, FactorsAndOrthogonalityOnEveryTreeDepth) {
   };
   for (const auto& [name, b] : test::portable_backends())
     for (const Case& c : {Case{300, 20, 0, 1e2, 1}, Case{5000, 24, 100, 1e2, 4}, Case{4000, 32, 0, 1e6, 2},
-                          Case{2000, 1, 50, 1, 2}}) {
+                          Case{2000, 1, 50, 1, 2}, Case{2001, 7, 50, 1e3, 3}}) {
       std::vector<double> sigma(static_cast<std::size_t>(c.n));
       for (index_t i = 0; i < c.n; ++i) sigma[i] = std::pow(c.cond, -static_cast<double>(i) / std::max<index_t>(c.n - 1, 1));
       const auto a = test::matrix_with_spectrum(c.m, c.n, sigma, 5);
@@ -49,6 +51,7 @@ TEST(Tsqr, FactorsAndOrthogonalityOnEveryTreeDepth) {
       const auto q = test::to_host(*b, r.Q), rr = test::to_host(*b, r.R);
       SCOPED_TRACE(name + " m " + std::to_string(c.m) + " n " + std::to_string(c.n));
       EXPECT_EQ(r.report.levels, c.levels);
+      EXPECT_EQ(r.report.blocks, "one Householder QR per block");
       EXPECT_LT(factor_error(a, q, rr), 1e-6);
       EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
       for (index_t j = 0; j < c.n; ++j)
@@ -75,6 +78,41 @@ TEST(Tsqr, QWrittenOverA) {
   }
 }
 
+// A factored in panels (BCGS2 between them, the tree on each): A = Q R, Q orthonormal, R upper
+// triangular and equal to one Householder QR's R up to the signs of its rows, at cond 1e5 too.
+TEST(Tsqr, PanelsOfAWideMatrix) {
+  for (const auto& [name, b] : test::portable_backends())
+    for (double cond : {1.0, 1e5}) {
+      const index_t m = 3000, n = 70;
+      std::vector<double> sigma(static_cast<std::size_t>(n));
+      for (index_t i = 0; i < n; ++i) sigma[i] = std::pow(cond, -static_cast<double>(i) / (n - 1));
+      const auto a = test::matrix_with_spectrum(m, n, sigma, 11);
+      TsqrOptions o;
+      o.panel_columns = 32;
+      o.leaf_rows = 400;
+      const TsqrResult r = tsqr(*b, test::to_backend(*b, a), o);
+      SCOPED_TRACE(name + " cond " + std::to_string(cond));
+      EXPECT_EQ(r.report.panels, 3);
+      const auto q = test::to_host(*b, r.Q), rr = test::to_host(*b, r.R);
+      EXPECT_LT(factor_error(a, q, rr), 1e-6);
+      EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(rr(i, j), 0.0f) << i << "," << j;
+      TsqrOptions one_block;
+      one_block.leaf_rows = m;
+      const auto householder = test::to_host(*b, tsqr(*b, test::to_backend(*b, a), one_block).R);
+      double worst = 0, norm = 0;
+      for (float x : householder.data) norm += static_cast<double>(x) * x;
+      for (index_t i = 0; i < n; ++i) {
+        const double sign = (rr(i, i) < 0) == (householder(i, i) < 0) ? 1.0 : -1.0;
+        for (index_t j = i; j < n; ++j) worst = std::max(worst, std::abs(rr(i, j) - sign * householder(i, j)));
+      }
+      EXPECT_LT(worst / std::sqrt(norm), 1e-5);
+      o.form_q = false;
+      EXPECT_EQ(test::to_host(*b, tsqr(*b, test::to_backend(*b, a), o).R).data, rr.data) << "R alone equals R with Q";
+    }
+}
+
 TEST(Tsqr, BadArgumentsNameTheParameter) {
   auto b = test::portable_backends().front().second;
   auto message = [&](index_t m, index_t n, const TsqrOptions& o) {
@@ -85,6 +123,9 @@ TEST(Tsqr, BadArgumentsNameTheParameter) {
   TsqrOptions o;
   o.leaf_rows = 5;
   EXPECT_NE(message(100, 8, o).find("leaf_rows = 5"), std::string::npos);
+  o.leaf_rows = 0;
+  o.panel_columns = -1;
+  EXPECT_NE(message(100, 8, o).find("panel_columns = -1"), std::string::npos);
 }
 
 // The Kokkos-native entry: a view in, Q and R views out.

@@ -4,63 +4,59 @@
 #include <algorithm>
 #include <vector>
 
+#include "tsqr/blockwise_tsqr_ops.hpp"
+
 namespace randnla {
 namespace {
 
-/// r (n x n) := the upper triangle of f's top n x n block (geqrf's R), zeros below: the zeroing on
-/// the host, since r is small.
-void upper_triangle(Backend& b, MatrixView<const float> f, MatrixView<float> r) {
-  const index_t n = r.rows();
-  std::vector<float> h(static_cast<std::size_t>(n * n));
-  const MatrixView<float> hv(h.data(), n, n, n, MemorySpace::Host);
-  b.copy(f.block(0, 0, n, n), hv);
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = j + 1; i < n; ++i) h[static_cast<std::size_t>(i + j * n)] = 0.0f;
-  b.copy(MatrixView<const float>(hv), r);
-}
-
 struct Tree {
   Backend& b;
+  TsqrOps& ops;
   index_t leaf;
   bool form_q;
   TsqrReport& report;
 };
 
-/// Householder QR of a (rows <= leaf): R into r; with form_q, the thin Q into q.
-void leaf_qr(Tree& t, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r) {
-  Matrix<float> work(t.b, a.rows(), a.cols(), "leaf"), tau(t.b, a.cols(), 1, "tau");
-  t.b.copy(a, work.view());
-  t.b.qr(work.view(), tau.view());
-  upper_triangle(t.b, work.view(), r);
-  if (!t.form_q) return;
-  t.b.form_q(work.view(), tau.view());
-  t.b.copy(MatrixView<const float>(work.view()), q);
+/// One level: A's row blocks factored (their thin Q written to q, which may be A), their R factors
+/// stacked and the stack factored by the next level in place; then Q_i := Q_i S_i, S_i the stack's
+/// Q block. `level` counts from the bottom.
+void tree_qr(Tree& t, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r, int level) {
+  const index_t m = a.rows(), n = a.cols(), blocks = (m + t.leaf - 1) / t.leaf;
+  t.report.levels = std::max(t.report.levels, level + 1);
+  if (level == 0) t.report.leaves = blocks;
+  if (blocks == 1) return t.ops.factor_blocks(a, 1, q, r);
+  Matrix<float> stack(t.b, blocks * n, n, "stacked R");
+  t.ops.factor_blocks(a, blocks, q, stack.view());
+  tree_qr(t, stack, t.form_q ? stack.view() : MatrixView<float>(), r, level + 1);
+  if (t.form_q) t.ops.multiply_blocks(q, blocks, stack);
 }
 
-/// One level: A's row blocks factored as leaves, their R factors stacked and factored by the next
-/// level; Q := diag(Q_i) Q_stack. `level` counts from the bottom.
-void tree_qr(Tree& t, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r, int level) {
-  const index_t m = a.rows(), n = a.cols();
-  t.report.levels = std::max(t.report.levels, level + 1);
-  if (m <= t.leaf) return leaf_qr(t, a, q, r);
-  const index_t blocks = (m + t.leaf - 1) / t.leaf;
-  if (level == 0) t.report.leaves = blocks;
-  Matrix<float> stacked(t.b, blocks * n, n, "stacked R"), leaves;
-  if (t.form_q) leaves = Matrix<float>(t.b, m, n, "leaf Q");
-  for (index_t i = 0; i < blocks; ++i) {
-    const index_t r0 = i * t.leaf, rows = std::min(t.leaf, m - r0);
-    leaf_qr(t, a.block(r0, 0, rows, n), t.form_q ? leaves.view().block(r0, 0, rows, n) : MatrixView<float>(),
-            stacked.view().block(i * n, 0, n, n));
-  }
-  Matrix<float> q_stack;
-  if (t.form_q) q_stack = Matrix<float>(t.b, blocks * n, n, "stack Q");
-  tree_qr(t, stacked, q_stack.view(), r, level + 1);
-  if (!t.form_q) return;
-  for (index_t i = 0; i < blocks; ++i) {
-    const index_t r0 = i * t.leaf, rows = std::min(t.leaf, m - r0);
-    t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(leaves.view().block(r0, 0, rows, n)),
-                MatrixView<const float>(q_stack.view().block(i * n, 0, n, n)), 0.0f, q.block(r0, 0, rows, n),
-                ProductPrecision::fp32());
+/// r (n x n) := 0, through the host, since r is small.
+void zero(Backend& b, MatrixView<float> r) {
+  std::vector<float> h(static_cast<std::size_t>(r.size()), 0.0f);
+  b.copy(MatrixView<const float>(h.data(), r.rows(), r.cols(), r.rows(), MemorySpace::Host), r);
+}
+
+/// A wider than the blocks: panels of `width` columns, in Q's memory (which holds A), each made
+/// orthogonal to the panels before it by two passes of block Gram-Schmidt (BCGS2: Barlow &
+/// Smoktunowicz 2013) and then factored by the tree; R's blocks above the diagonal are the two
+/// passes' coefficients summed.
+void panel_qr(Tree& t, MatrixView<float> q, MatrixView<float> r, index_t width) {
+  const index_t m = q.rows(), n = q.cols();
+  zero(t.b, r);
+  for (index_t c0 = 0; c0 < n; c0 += width) {
+    const index_t w = std::min(width, n - c0);
+    const MatrixView<float> panel = q.block(0, c0, m, w);
+    if (c0 > 0) {
+      const MatrixView<const float> before = q.block(0, 0, m, c0);
+      Matrix<float> second(t.b, c0, w, "BCGS2 coefficients");
+      for (MatrixView<float> c : {r.block(0, c0, c0, w), second.view()}) {
+        t.b.product(Op::T, Op::N, 1.0f, before, panel, 0.0f, c, ProductPrecision::fp32());
+        t.b.product(Op::N, Op::N, -1.0f, before, c, 1.0f, panel, ProductPrecision::fp32());
+      }
+      t.b.add(1.0f, second, 1.0f, r.block(0, c0, c0, w));
+    }
+    tree_qr(t, panel, panel, r.block(c0, c0, w, w), 0);
   }
 }
 
@@ -70,28 +66,46 @@ TsqrResult tsqr(Backend& b, MatrixView<const float> a, const TsqrOptions& o, con
   const index_t m = a.rows(), n = a.cols();
   require(n >= 1, "A.cols", n, "must be >= 1");
   require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n));
-  require(o.leaf_rows == 0 || o.leaf_rows >= n, "leaf_rows", o.leaf_rows, "must be 0 or >= A.cols = " + std::to_string(n));
   require_space(a, b.memory_space(), "A");
+  BlockwiseTsqrOps generic(b);
+  TsqrOps* own = b.find_ops<TsqrOps>();
+  TsqrOps& ops = own != nullptr ? *own : generic;
+  require(o.panel_columns >= 0 && o.panel_columns <= ops.max_columns(), "panel_columns", o.panel_columns,
+          "must be in [0, " + std::to_string(ops.max_columns()) + "], the widest block this backend factors");
+  const index_t width = std::min(n, o.panel_columns > 0 ? o.panel_columns : ops.max_columns());
+  require(o.leaf_rows == 0 || (o.leaf_rows >= width && o.leaf_rows <= ops.max_block_rows(width)), "leaf_rows",
+          o.leaf_rows,
+          "must be 0 or in [" + std::to_string(width) + ", " + std::to_string(ops.max_block_rows(width)) +
+              "]: from the block's columns to the most rows this backend factors in one block");
   if (!o.q_buffer.empty()) {
     require_shape(o.q_buffer, m, n, "q_buffer");
     require_space(o.q_buffer, b.memory_space(), "q_buffer");
   }
   TsqrResult res;
   res.report.backend = b.description();
+  res.report.blocks = &ops == &generic ? "one Householder QR per block" : "batched on chip";
+  res.report.panels = (n + width - 1) / width;
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  // Leaves of at least 2n rows, so that each level shrinks the stack at least by half.
-  Tree t{b, o.leaf_rows > 0 ? std::max(o.leaf_rows, 2 * n) : std::max<index_t>(4 * n, 512), o.form_q, res.report};
+  // Blocks of at least 2 width rows, so that each level shrinks the stack at least by half.
+  const index_t leaf = std::min(std::max(o.leaf_rows > 0 ? o.leaf_rows : ops.preferred_block_rows(width), 2 * width),
+                                ops.max_block_rows(width));
+  Tree t{b, ops, leaf, o.form_q || width < n, res.report};
   res.R = outputs(n, n, "R");
   MatrixView<float> q;
-  Matrix<float> own;
+  Matrix<float> own_q;
   if (o.form_q) {
-    if (o.q_buffer.empty()) own = outputs(m, n, "Q"), q = own.view();
+    if (o.q_buffer.empty()) own_q = outputs(m, n, "Q"), q = own_q.view();
     else q = o.q_buffer;
+  } else if (width < n) {
+    own_q = Matrix<float>(b, m, n, "panels"), q = own_q.view();
   }
-  // With Q written over A, the leaves read A before any Q block is written: the level's products
-  // come after all of its leaves (tree_qr), and a single leaf copies A first.
-  tree_qr(t, a, q, res.R.view(), 0);
-  if (o.form_q) res.Q = o.q_buffer.empty() ? std::move(own) : Matrix<float>(nullptr, o.q_buffer);
+  if (width == n) {
+    tree_qr(t, a, q, res.R.view(), 0);
+  } else {
+    if (q.data() != a.data()) b.copy(a, q);
+    panel_qr(t, q, res.R.view(), width);
+  }
+  if (o.form_q) res.Q = o.q_buffer.empty() ? std::move(own_q) : Matrix<float>(nullptr, o.q_buffer);
   return res;
 }
 

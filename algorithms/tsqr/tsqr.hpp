@@ -11,8 +11,16 @@ namespace randnla {
 
 struct TsqrOptions {
   bool form_q = true;     ///< false: R only (no Q is formed, at a fraction of the work)
-  index_t leaf_rows = 0;  ///< rows per leaf block (at least 2 n, so each level halves the stack at
-                          ///< least); 0: max(4 n, 512). Must be 0 or >= n
+  /// Rows per leaf block: 0 picks the backend's best (512 rows with LAPACK or cuSOLVER blocks; on
+  /// the CUDA backend's on-chip blocks, as many as 32 KiB of shared memory hold, at least 2 n).
+  /// Otherwise in [w, the most rows the backend factors in one block of w columns], w the block's
+  /// columns (n, or the panel width) (InvalidArgument outside), and raised to 2 w, so that each
+  /// level shrinks the stack at least by half.
+  index_t leaf_rows = 0;
+  /// Columns per panel where A is factored panel by panel (BCGS2 between panels, the tree on each):
+  /// 0 takes panels only where A is wider than the backend's blocks (128 columns on the CUDA
+  /// backend, no limit elsewhere); otherwise at most that width.
+  index_t panel_columns = 0;
   /// Where Q is written (m x n, FP32, LayoutLeft, the backend's memory); empty: a new matrix from
   /// the allocator. A itself may be passed, to save its memory: A is then overwritten by Q.
   MatrixView<float> q_buffer;
@@ -22,6 +30,8 @@ struct TsqrReport {
   std::string backend;
   int levels = 0;     ///< levels of the tree (1: a single Householder QR)
   index_t leaves = 0; ///< row blocks at the bottom level
+  index_t panels = 1;  ///< column panels (more than 1 where A is wider than the backend's blocks)
+  std::string blocks; ///< how the blocks were factored: "batched on chip" or "one Householder QR per block"
 };
 
 struct TsqrResult {
@@ -31,13 +41,18 @@ struct TsqrResult {
 };
 
 /// A = Q R for A (m x n, m >= n >= 1, FP32, LayoutLeft, the backend's memory; not modified unless
-/// it is q_buffer). Each leaf block is factored by Householder QR (LAPACK / cuSOLVER geqrf and
-/// orgqr), the leaves' R factors are stacked and factored the same way, level by level, until one
-/// block remains; Q = diag(Q_leaves) Q_stack, applied back down. Backward stable like Householder
-/// QR: ||A - Q R|| and ||Q^T Q - I|| are O(u) times a small factor of the tree's depth.
-/// Memory besides A and the outputs: m n (the leaves' Q) and the stacked R factors (about m n / 2 at
-/// most) in FP32. Throws InvalidArgument for m < n, n = 0, leaf_rows < n, a q_buffer of another
-/// shape or memory space.
+/// it is q_buffer). A is split into row blocks of at most leaf_rows rows (sizes differing by one at
+/// most); each is factored by Householder QR, the blocks' R factors are stacked and factored the
+/// same way, level by level, until one block remains; Q = diag(Q_blocks) Q_stack, applied back
+/// down in place. The CUDA backend factors all blocks of a level in one kernel, each block in
+/// shared memory in FP32; elsewhere each block is one LAPACK (or vendor) geqrf + orgqr. A wider
+/// than the CUDA blocks (n > 128) is factored in panels of 128 columns, each orthogonalised
+/// against the ones before it by two passes of block Gram-Schmidt (BCGS2) and then by the tree.
+/// Backward stable like Householder QR: ||A - Q R|| and ||Q^T Q - I|| are O(u) times a small
+/// factor of the tree's depth (with panels, while cond(A) u stays well below 1).
+/// Memory besides A and the outputs: the stacked R factors, m n / leaf_rows x n at the first level
+/// (FP32), less above; with panels and form_q = false, an m x n matrix for them. Throws InvalidArgument for m < n, n = 0, leaf_rows out of range, a q_buffer
+/// of another shape or memory space.
 TsqrResult tsqr(Backend& backend, MatrixView<const float> a, const TsqrOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
 

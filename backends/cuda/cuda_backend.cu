@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cholesky_qr/cholesky_qr_ops.cuh"
+#include "tsqr/tsqr_ops.cuh"
 #include "sparse_projection/sparse_projection_ops.cuh"
 #include "cuda_check.hpp"
 #include "elementwise.cuh"
@@ -146,6 +147,7 @@ class CudaBackend final : public Backend {
     capabilities_.tensor_cores = p.major >= 8;  // the mma.sync kernel's floor
     capabilities_.polar = true;
     provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get()));
+    provide<TsqrOps>(cuda::make_tsqr_ops(device_, stream_->get()));
     provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_->get()));
   }
 

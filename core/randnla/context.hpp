@@ -57,11 +57,17 @@ class DeviceContext {
   /// Throws UnsupportedConfiguration when this backend has none.
   template <class Ops>
   Ops& ops() {
-    const auto it = ops_.find(std::type_index(typeid(Ops)));
-    if (it == ops_.end())
+    Ops* found = find_ops<Ops>();
+    if (found == nullptr)
       throw UnsupportedConfiguration(std::string("the operations ") + Ops::kName + " are not implemented on " +
                                      description());
-    return *static_cast<Ops*>(it->second.get());
+    return *found;
+  }
+  /// The implementation of Ops on this context, or nullptr where an algorithm has a generic one.
+  template <class Ops>
+  Ops* find_ops() {
+    const auto it = ops_.find(std::type_index(typeid(Ops)));
+    return it == ops_.end() ? nullptr : static_cast<Ops*>(it->second.get());
   }
   /// Registers the implementation of Ops on this context (a backend does this once, at construction).
   template <class Ops>

@@ -1,0 +1,18 @@
+// The TSQR tree's own operations on a CUDA device (tsqr_ops.cu).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "tsqr/tsqr_ops.hpp"
+
+namespace randnla {
+namespace cuda {
+
+/// The TSQR operations on `device`, queued on `stream`: every block of a level factored by one
+/// thread block in shared memory (n <= 128), the products Q_i S_i by one kernel.
+std::shared_ptr<TsqrOps> make_tsqr_ops(int device, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace randnla
