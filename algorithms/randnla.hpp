@@ -240,13 +240,31 @@ TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Commun
   kokkos_api::require_reachable<Exec, AView>();
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  DistributedTsqrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
+  DistributedQrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
   if (distribution) *distribution = r.report;
   TsqrViews<typename Exec::memory_space> v;
   v.Q = out.matrix("Q");
   v.R = out.matrix("R");
   v.report.backend = backend->description();
   v.report.levels = r.report.tree_levels;
+  return v;
+}
+
+/// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
+/// distributed_rand_cholesky_qr(Backend&, ...)) on `exec`: Q holds this rank's rows, R is the same
+/// on every rank.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& exec, Communicator& comm, const AView& a,
+                                                                    DistributedReport* distribution = nullptr) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  DistributedQrResult r = distributed_rand_cholesky_qr(*backend, comm, view_of(a, "A"), out.allocator());
+  if (distribution) *distribution = r.report;
+  TsqrViews<typename Exec::memory_space> v;
+  v.Q = out.matrix("Q");
+  v.R = out.matrix("R");
+  v.report.backend = backend->description();
   return v;
 }
 

@@ -1,6 +1,6 @@
-// The distributed algorithms under mpirun (-np 1 to 4, the host's portable backend): TSQR and RSVD
-// of a matrix split unevenly over the ranks (one rank with fewer rows than columns) against the
-// single-process run on the whole matrix, and bad input that every rank must report, none hang on.
+// The distributed algorithms under mpirun (-np 1 to 4, the host's portable backend): TSQR, the
+// preconditioned CholeskyQR and RSVD of a matrix split unevenly over the ranks (one rank with fewer
+// rows than columns) against the single-process run on the whole matrix, and bad input that every rank must report, none hang on.
 // Every rank builds the same whole A from a seed and keeps its own rows; checks that need all rows
 // sum over the ranks, so no rank gathers A.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -31,15 +32,15 @@ struct Host {
   MatrixView<float> view() { return MatrixView<float>(data.data(), rows, cols, std::max<index_t>(rows, 1), MemorySpace::Host); }
 };
 
-/// A = U diag(sigma) V^T, sigma_i = 0.8^i, U and V from QRs of Gaussian matrices (the library's RNG).
-Host test_matrix(Backend& b, index_t m, index_t n) {
+/// A = U diag(sigma) V^T, sigma_i = decay^i, U and V from QRs of Gaussian matrices (the library's RNG).
+Host test_matrix(Backend& b, index_t m, index_t n, double decay = 0.8) {
   Host u(m, n), v(n, n), a(m, n);
   b.fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, u.view());
   b.fill_random(RandomSpec{Distribution::Gaussian, 3, 1}, v.view());
   orthonormalize(b, u.view(), Orthonormalizer::Householder);
   orthonormalize(b, v.view(), Orthonormalizer::Householder);
   for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < n; ++i) v(i, j) *= static_cast<float>(std::pow(0.8, j));
+    for (index_t i = 0; i < n; ++i) v(i, j) *= static_cast<float>(std::pow(decay, j));
   b.product(Op::N, Op::T, 1.0f, MatrixView<const float>(u.view()), MatrixView<const float>(v.view()), 0.0f, a.view(),
             ProductPrecision::fp32());
   return a;
@@ -68,8 +69,11 @@ struct Split {
   Host a;
   index_t r0, count;
   Host mine;
-  Split(index_t m, index_t n)
-      : a(test_matrix(*b, m, n)), r0(my_rows(comm, m).first), count(my_rows(comm, m).second), mine(rows_of(a, r0, count)) {}
+  Split(index_t m, index_t n, double decay = 0.8)
+      : a(test_matrix(*b, m, n, decay)),
+        r0(my_rows(comm, m).first),
+        count(my_rows(comm, m).second),
+        mine(rows_of(a, r0, count)) {}
 };
 
 double sum_over_ranks(double x) {
@@ -91,12 +95,9 @@ std::string message_of(F&& f) {
 
 }  // namespace
 
-TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
-  const index_t m = 300, n = 12;
-  Split split(m, n);
-  auto& [b, comm, a, r0, count, mine] = split;
-  const DistributedTsqrResult t = distributed_tsqr(*b, comm, MatrixView<const float>(mine.view()));
-  // A_i = Q_i R on this rank; Q^T Q = sum_i Q_i^T Q_i = I over the ranks.
+/// ||A - Q R||_F / ||A||_F and ||Q^T Q - I||_F over all ranks, from this rank's rows of A and Q.
+std::pair<double, double> factor_errors(Host& mine, const DistributedQrResult& t) {
+  const index_t count = mine.rows, n = mine.cols;
   double residual = 0, norm = 0;
   std::vector<double> gram(static_cast<std::size_t>(n * n), 0.0);
   const float* q = t.Q.data();
@@ -112,14 +113,48 @@ TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
   double loss = 0;
   for (index_t j = 0; j < n; ++j)
     for (index_t p = 0; p < n; ++p) loss += std::pow(gram[static_cast<std::size_t>(j + p * n)] - (j == p), 2);
-  EXPECT_LT(std::sqrt(sum_over_ranks(residual) / sum_over_ranks(norm)), 1e-6);
-  EXPECT_LT(std::sqrt(loss), 1e-5);
+  return {std::sqrt(sum_over_ranks(residual) / sum_over_ranks(norm)), std::sqrt(loss)};
+}
+
+TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
+  const index_t m = 300, n = 12;
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
+  const DistributedQrResult t = distributed_tsqr(*b, comm, MatrixView<const float>(mine.view()));
+  // A_i = Q_i R on this rank; Q^T Q = sum_i Q_i^T Q_i = I over the ranks.
+  const auto [residual, loss] = factor_errors(mine, t);
+  EXPECT_LT(residual, 1e-6);
+  EXPECT_LT(loss, 1e-5);
   // R equals the single-process R up to the signs of its rows.
+  const float* r = t.R.data();
   const TsqrResult whole = tsqr(*b, MatrixView<const float>(a.view()));
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i <= j; ++i)
       EXPECT_NEAR(std::fabs(r[i + j * n]), std::fabs(whole.R.data()[i + j * n]), 1e-5) << i << ", " << j;
   EXPECT_EQ(t.report.ranks, comm.size());
+}
+
+// The preconditioned CholeskyQR over the ranks, at cond(A) 12 and 5e5: A = Q R, Q orthonormal, R
+// exactly upper triangular, and Q equal to the single process's RandCholeskyQR on the whole A.
+TEST(Distributed, PreconditionedCholeskyQrMatchesOneProcess) {
+  for (double decay : {0.8, 0.3}) {
+    const index_t m = 300, n = 12;
+    Split split(m, n, decay);
+    auto& [b, comm, a, r0, count, mine] = split;
+    const DistributedQrResult t = distributed_rand_cholesky_qr(*b, comm, MatrixView<const float>(mine.view()));
+    SCOPED_TRACE("decay " + std::to_string(decay));
+    const auto [residual, loss] = factor_errors(mine, t);
+    EXPECT_LT(residual, 1e-6);
+    EXPECT_LT(loss, 1e-5);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(t.R.data()[i + j * n], 0.0f);
+    Host whole = a;
+    orthonormalize(*b, whole.view(), Orthonormalizer::RandCholeskyQR);
+    double worst = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(t.Q.data()[i + j * count] - whole(r0 + i, j))));
+    EXPECT_LT(worst, 1e-5);
+  }
 }
 
 TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
@@ -171,6 +206,13 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
   const auto t = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, my_view);
   EXPECT_EQ(static_cast<index_t>(t.Q.extent(0)), count);
   EXPECT_EQ(static_cast<index_t>(t.R.extent(0)), n);
+  // The preconditioned CholeskyQR's R against TSQR's: the same factor up to the signs of its rows.
+  const auto c = randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_view);
+  ASSERT_EQ(static_cast<index_t>(c.Q.extent(0)), count);
+  auto rc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c.R);
+  auto rt = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.R);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i) EXPECT_NEAR(std::fabs(rc(i, j)), std::fabs(rt(i, j)), 1e-4 * std::fabs(rt(0, 0)));
 }
 
 // Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by
@@ -191,11 +233,16 @@ TEST(Distributed, BadInputOnOneRankIsReportedOnEveryRank) {
     EXPECT_NE(rsvd_with(av, k, seeded).find("seed"), std::string::npos);
     EXPECT_NE(message_of([&] { distributed_tsqr(*b, comm, last ? av.block(0, 0, count, n - 1) : av); }).find("A.cols"),
               std::string::npos);
+    EXPECT_NE(message_of([&] { distributed_rand_cholesky_qr(*b, comm, last ? av.block(0, 0, count, n - 1) : av); })
+                  .find("A.cols"),
+              std::string::npos);
   }
   EXPECT_NE(rsvd_with(last ? av.block(0, 0, 0, n) : av, k, {}).find("A.rows"), std::string::npos);
   Host bad = mine;
   if (last) bad(0, 3) = std::numeric_limits<float>::quiet_NaN();
   EXPECT_NE(rsvd_with(MatrixView<const float>(bad.view()), k, {}).find("non-finite"), std::string::npos);
+  EXPECT_NE(message_of([&] { distributed_rand_cholesky_qr(*b, comm, MatrixView<const float>(bad.view())); }).find("non-finite"),
+            std::string::npos);
   EXPECT_NE(rsvd_with(av, n + 1, {}).find("k"), std::string::npos);
   // After all of that, the ranks still agree: a good call runs on every rank.
   EXPECT_EQ(rsvd_with(av, k, {}), "no exception");

@@ -32,7 +32,7 @@ struct DistributedReport {
   double words_sent = 0;   ///< FP32 words this rank sent or took part in reducing (the cost model's count)
 };
 
-struct DistributedTsqrResult {
+struct DistributedQrResult {
   Matrix<float> Q;  ///< this rank's rows of Q (m_i x n), orthonormal columns over all ranks
   Matrix<float> R;  ///< n x n upper triangular, the same on every rank; A = Q R
   DistributedReport report;
@@ -46,8 +46,23 @@ struct DistributedTsqrResult {
 /// O(n^2 log P). A rank may hold fewer rows than n (its rows are padded with zero rows).
 /// Throws InvalidArgument on every rank when n differs between ranks, n < 1, a rank holds no
 /// rows or the total rows are fewer than n.
-DistributedTsqrResult distributed_tsqr(Backend& backend, Communicator& comm, MatrixView<const float> a,
+DistributedQrResult distributed_tsqr(Backend& backend, Communicator& comm, MatrixView<const float> a,
                                        const MatrixAllocator& outputs = nullptr);
+
+/// A = Q R for A distributed by rows by the sketch-preconditioned CholeskyQR (Higgins, Szyld, Boman
+/// & Yamazaki, arXiv 2309.05868, Alg. 2; Garrison, Chen & Ipsen, arXiv 2606.18411): the sketch
+/// Omega^T A (Omega M x 2n Gaussian in FP16, M the total rows; each rank draws its rows of the
+/// single process's Omega and multiplies them through SHGEMM) summed over the ranks (2 n^2 words),
+/// R0 from its Householder QR on every rank, Z_i = A_i R0^{-1} in FP64, one CholeskyQR pass on Z
+/// with G = sum_i Z_i^T Z_i summed in FP64 (n^2 words) and equilibrated. Orthogonality at FP32
+/// level up to cond(A) near 1/u (FP32); Q equals orthonormalize(RandCholeskyQR) on the whole A to
+/// rounding. R = R' D^{-1} R0, upper triangular, the same on every rank. Communication per rank:
+/// 3 n^2 words in two sums, no tree. Throws InvalidArgument on every rank when n differs between
+/// ranks, n < 1, a rank holds no rows or non-finite entries, or the total rows are fewer than n;
+/// NumericalBreakdown on every rank when the preconditioned Gram matrix is not positive definite
+/// (A rank deficient: distributed_tsqr factors it).
+DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator& comm, MatrixView<const float> a,
+                                                 const MatrixAllocator& outputs = nullptr);
 
 struct DistributedRsvdResult {
   Matrix<float> U;  ///< this rank's rows of U (m_i x k)

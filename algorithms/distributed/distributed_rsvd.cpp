@@ -28,7 +28,7 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
 
 /// Q_i := this rank's rows of the orthonormal basis of Y (distributed_tsqr), written over Y_i.
 void orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
-  DistributedTsqrResult t = distributed_tsqr(b, comm, y);
+  DistributedQrResult t = distributed_tsqr(b, comm, y);
   rep.words_sent += t.report.words_sent;
   rep.tree_levels = t.report.tree_levels;
   y = std::move(t.Q);

@@ -60,7 +60,7 @@ Matrix<float> down_the_tree(Backend& b, Communicator& comm, int parent, index_t 
 
 }  // namespace
 
-DistributedTsqrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<const float> a,
+DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<const float> a,
                                        const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();
   require_same_on_every_rank(comm, {{"A.cols", n}});
@@ -71,7 +71,7 @@ DistributedTsqrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixVie
   require(total >= n, "total rows", total, "must be >= A.cols = " + std::to_string(n));
   require_space(a, b.memory_space(), "A");
 
-  DistributedTsqrResult res;
+  DistributedQrResult res;
   res.report.transport = comm.transport();
   res.report.ranks = comm.size();
   for (int s = 1; s < comm.size(); s *= 2) ++res.report.tree_levels;

@@ -119,9 +119,6 @@ int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, in
   return ran;
 }
 
-/// The sketch's seed: Omega is the same for every call (the library's RNG, any backend).
-constexpr std::uint64_t kSketchSeed = 0x5eed0c40;
-
 /// The sketch Omega^T Y ((2l) x l, FP32) of Y (m x l, FP32): Omega Gaussian in FP16, the product
 /// SHGEMM on Tensor Cores; or, `sparse`, S Y with S a sparse sign operator of density min(1, 8 / 2l)
 /// (about 8 non-zeros in each of its m columns: an oblivious subspace embedding; Meng & Mahoney
@@ -134,12 +131,12 @@ Matrix<float> sketch_of(Backend& b, MatrixView<const float> y32, index_t s, bool
     o.layout = SampleLayout::Columns;
     o.density = SparseDensity::Given;
     o.density_value = std::min(1.0, 8.0 / static_cast<double>(s));
-    o.seed = kSketchSeed;
+    o.seed = kPreconditionerSketchSeed;
     b.copy(MatrixView<const float>(sparse_sign_projection(b, y32, s, o).Y.view()), sketch.view());
     return sketch;
   }
   Matrix<float> sketch_t(b, l, s, "Omega^T Y^T");
-  const RandomOperator omega({m, s, Distribution::Gaussian}, RngState{kSketchSeed, 0});
+  const RandomOperator omega({m, s, Distribution::Gaussian}, RngState{kPreconditionerSketchSeed, 0});
   b.product(Op::T, Op::N, 1.0f, y32, omega.materialize<fp16>(b), 0.0f, sketch_t, ProductPrecision::automatic());
   b.transpose(sketch_t, sketch.view());
   return sketch;

@@ -1,6 +1,7 @@
 // Orthonormal bases of tall-skinny matrices, the range finder's inner step.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "randnla/backend.hpp"
@@ -40,6 +41,10 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
                                                 {Orthonormalizer::ColumnScaling, "colscale", false}};
   return names;
 }
+
+/// The seed of the preconditioned CholeskyQR's Gaussian sketch Omega: the same Omega for every call
+/// and every process (the distributed version draws each rank's rows of the same Omega).
+constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 
 /// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y). Every
 /// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the

@@ -49,6 +49,12 @@ void MpiCommunicator::sum(float* x, std::size_t n) {
   });
 }
 
+void MpiCommunicator::sum(double* x, std::size_t n) {
+  in_pieces(n, [&](std::size_t at, int count) {
+    check(MPI_Allreduce(MPI_IN_PLACE, x + at, count, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+  });
+}
+
 void MpiCommunicator::broadcast(float* x, std::size_t n, int root) {
   in_pieces(n, [&](std::size_t at, int count) { check(MPI_Bcast(x + at, count, MPI_FLOAT, root, comm_), "MPI_Bcast"); });
 }

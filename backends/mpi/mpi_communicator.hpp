@@ -22,6 +22,7 @@ class MpiCommunicator final : public Communicator {
 
  protected:
   void sum(float* x, std::size_t n) override;
+  void sum(double* x, std::size_t n) override;
   void broadcast(float* x, std::size_t n, int root) override;
   void send(const float* x, std::size_t n, int to) override;
   void receive(float* x, std::size_t n, int from) override;

@@ -21,6 +21,8 @@ class Communicator {
 
   /// X := the sum of every rank's X (same shape on every rank), X in `b`'s memory.
   void allreduce_sum(Backend& b, MatrixView<float> x) { staged(b, x, [&](float* h, std::size_t n) { sum(h, n); }); }
+  /// The same in FP64 (the Gram matrices of CholeskyQR).
+  void allreduce_sum(Backend& b, MatrixView<double> x) { staged(b, x, [&](double* h, std::size_t n) { sum(h, n); }); }
   /// X := rank `root`'s X on every rank.
   void broadcast(Backend& b, MatrixView<float> x, int root) {
     staged(b, x, [&](float* h, std::size_t n) { broadcast(h, n, root); });
@@ -36,6 +38,7 @@ class Communicator {
  protected:
   // The transport's hooks, on host memory.
   virtual void sum(float* x, std::size_t n) = 0;
+  virtual void sum(double* x, std::size_t n) = 0;
   virtual void broadcast(float* x, std::size_t n, int root) = 0;
   virtual void send(const float* x, std::size_t n, int to) = 0;
   virtual void receive(float* x, std::size_t n, int from) = 0;
@@ -43,13 +46,13 @@ class Communicator {
 
  private:
   /// Runs `f` on a packed host copy of X and copies the result back.
-  template <class F>
-  void staged(Backend& b, MatrixView<float> x, F&& f) {
-    std::vector<float> h(static_cast<std::size_t>(x.rows() * x.cols()));
-    const MatrixView<float> hv(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host);
-    b.copy(MatrixView<const float>(x), hv);
+  template <class T, class F>
+  void staged(Backend& b, MatrixView<T> x, F&& f) {
+    std::vector<T> h(static_cast<std::size_t>(x.rows() * x.cols()));
+    const MatrixView<T> hv(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host);
+    b.copy(MatrixView<const T>(x), hv);
     f(h.data(), h.size());
-    b.copy(MatrixView<const float>(hv), x);
+    b.copy(MatrixView<const T>(hv), x);
   }
 };
 
