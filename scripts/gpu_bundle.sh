@@ -16,8 +16,9 @@ tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_k
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_tucker bench_qr randnla_cli
-for t in $tests; do cp build/unit_tests/$t "$out/bin-debian/"; done
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_tucker bench_qr randnla_cli \
+  test_distributed bench_distributed
+for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
 cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
 # The main job's default input, which the GPU machine does not have (26 MB of the 64 MiB that
@@ -60,9 +61,22 @@ if [ -n "$baseline" ]; then
   echo "$commit" > "$out/bin-baseline/commit"
 fi
 
-# 4. Shared libraries that are not the C runtime or CUDA's (the GPU machine has those).
-for bin in "$out"/bin-*/*; do
-  [ -x "$bin" ] && ldd "$bin" | awk '/=> \//{print $3}'
+# 4. Open MPI's runtime (the launcher, its components and help files, PMIx's), which the GPU
+#    machine lacks, for the distributed runs: relocated by OPAL_PREFIX and PMIX_INSTALL_PREFIX
+#    (scripts/gpu_run.sh distributed).
+mpi=$out/mpi/usr
+mkdir -p "$mpi/bin" "$mpi/lib/x86_64-linux-gnu" "$mpi/share"
+cp -a /usr/bin/orterun /usr/bin/orted "$mpi/bin/"
+ln -s orterun "$mpi/bin/mpirun"
+cp -a /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 "$mpi/lib/x86_64-linux-gnu/"
+rm -rf "$mpi/lib/x86_64-linux-gnu/openmpi/include" "$mpi/lib/x86_64-linux-gnu/pmix2/include"
+cp -a /usr/share/openmpi "$mpi/share/"
+
+# 5. Shared libraries that are not the C runtime or CUDA's (the GPU machine has those).
+for bin in "$out"/bin-*/* "$mpi"/bin/orte* "$mpi"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
+  "$mpi"/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so; do
+  [ -f "$bin" ] || continue
+  ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' || true
 done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux|libcuda|libcublas|libcublasLt|libcusolver|libcudart|libcurand|libnvJitLink|libcusparse)[.-]' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"

@@ -2,12 +2,14 @@
 # Runs on the GPU machine, from a checkout that carries .device/ (scripts/gpu_bundle.sh):
 # every test of both CUDA configurations and the Trilinos-style consumer, then the benchmarks
 # (before and after, when the bundle holds a baseline). Logs go to $OUT (or ./gpu-logs).
-# Usage: scripts/gpu_run.sh [tests|bench|all] [--quick]
+# distributed: the distributed tests and bench_distributed under the bundled Open MPI (host ranks
+# 1-4; then 1 and 2 ranks sharing the GPU).
+# Usage: scripts/gpu_run.sh [tests|bench|all|distributed] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 quick=${2:-}
-case "$what" in tests|bench|all) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all] [--quick]" >&2; exit 2 ;; esac
+case "$what" in tests|bench|all|distributed) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all|distributed] [--quick]" >&2; exit 2 ;; esac
 logs=${OUT:-$PWD/gpu-logs}
 mkdir -p "$logs"
 if [ -f .device-carry/bundle.tar.xz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xJf .device-carry/bundle.tar.xz; fi
@@ -15,6 +17,19 @@ export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/device.txt"
 echo "commit $(cat .device/commit) date $(date -u +%F)" | tee -a "$logs/device.txt"
 status=0
+if [ "$what" = distributed ]; then
+  mpi=$PWD/.device/mpi/usr
+  export OPAL_PREFIX=$mpi PMIX_INSTALL_PREFIX=$mpi/lib/x86_64-linux-gnu/pmix2 PATH=$mpi/bin:$PATH
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
+  export OMPI_MCA_mtl=^ofi OMPI_MCA_osc=^ucx OPENBLAS_NUM_THREADS=1
+  for np in 1 2 3 4; do
+    if mpirun --oversubscribe -np $np .device/bin-debian/test_distributed --gtest_brief=1 > "$logs/test_distributed_np$np.log" 2>&1
+    then echo "PASS test_distributed -np $np"; else echo "FAIL test_distributed -np $np"; status=1; fi
+  done
+  for np in 1 2 4; do mpirun -np $np .device/bin-debian/bench_distributed weak 2>&1 | tee -a "$logs/bench_distributed.txt"; done
+  for np in 1 2; do mpirun -np $np .device/bin-debian/bench_distributed gpu 2>&1 | tee -a "$logs/bench_distributed.txt"; done
+  exit $status
+fi
 if [ "$what" != bench ]; then
   for t in .device/bin-debian/test_* .device/bin-kokkos-cuda/test_*; do
     [ -x "$t" ] || continue
