@@ -3,7 +3,8 @@
 //   weak:  distributed TSQR (262144 x 32 rows per rank) and RSVD (32768 x 512 per rank, k = 32,
 //          p = 8, q = 1) on the host backend, time = the slowest rank's, median of 5;
 //   gpu:   distributed RSVD of one 16384 x 16384 A (k = 256, p = 10, q = 1) on the CUDA backend,
-//          split over the ranks (all on one GPU when the machine has one).
+//          split over the ranks (all on one GPU when the machine has one), device buffers through
+//          NCCL where every rank has a GPU of its own.
 // Every run prints sigma_1 and sigma_k, which equal the one-rank run's to rounding.
 // Usage: mpirun -np P bench_distributed weak|gpu
 #include <mpi.h>
@@ -20,6 +21,9 @@
 #include "backends.hpp"
 #include "distributed/distributed.hpp"
 #include "mpi/mpi_communicator.hpp"
+#ifdef RANDNLA_BENCH_NCCL
+#include "nccl/nccl_transport.hpp"
+#endif
 
 using namespace randnla;
 
@@ -85,6 +89,9 @@ int main(int argc, char** argv) {
     MpiCommunicator comm(MPI_COMM_WORLD);
     const bool gpu = argc > 1 && std::strcmp(argv[1], "gpu") == 0;
     auto b = make_backend(gpu ? BackendKind::Cuda : BackendKind::Host);
+#ifdef RANDNLA_BENCH_NCCL
+    if (gpu) attach_nccl(comm, *b);  // NCCL where every rank has a GPU of its own; reported either way
+#endif
     if (comm.rank() == 0) std::printf("bench_distributed on %s, %s\n", b->description().c_str(), comm.transport().c_str());
     if (gpu) {
       rsvd_run(*b, comm, 16384, 16384, 256, 10, "gpu");

@@ -72,12 +72,12 @@ cp -a /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 "$mpi/li
 rm -rf "$mpi/lib/x86_64-linux-gnu/openmpi/include" "$mpi/lib/x86_64-linux-gnu/pmix2/include"
 cp -a /usr/share/openmpi "$mpi/share/"
 
-# 5. Shared libraries that are not the C runtime or CUDA's (the GPU machine has those).
+# 5. Shared libraries that are not the C runtime or CUDA's and NCCL (the GPU machine has those).
 for bin in "$out"/bin-*/* "$mpi"/bin/orte* "$mpi"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
   "$mpi"/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so; do
   [ -f "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' || true
-done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux|libcuda|libcublas|libcublasLt|libcusolver|libcudart|libcurand|libnvJitLink|libcusparse)[.-]' |
+done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux|libcuda|libcublas|libcublasLt|libcusolver|libcudart|libcurand|libnvJitLink|libcusparse|libnccl)[.-]' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"
 strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* 2>/dev/null || true

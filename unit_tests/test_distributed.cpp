@@ -18,6 +18,9 @@
 #include "backends.hpp"
 #include "distributed/distributed.hpp"
 #include "mpi/mpi_communicator.hpp"
+#ifdef RANDNLA_TEST_NCCL
+#include "nccl/nccl_transport.hpp"
+#endif
 #include "randnla.hpp"
 
 using namespace randnla;
@@ -247,6 +250,46 @@ TEST(Distributed, BadInputOnOneRankIsReportedOnEveryRank) {
   // After all of that, the ranks still agree: a good call runs on every rank.
   EXPECT_EQ(rsvd_with(av, k, {}), "no exception");
 }
+
+#ifdef RANDNLA_TEST_NCCL
+// NCCL between the ranks' GPUs: attached where every rank has a GPU of its own, refused on every
+// rank with the reason otherwise (ranks sharing one GPU); either way the distributed algorithms on
+// device data equal the host-staged runs.
+TEST(Distributed, NcclOrHostStagingOnDeviceData) {
+  if (!cuda_available()) GTEST_SKIP() << "no GPU visible";
+  const index_t m = 300, n = 12;
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
+  auto dev = make_backend(BackendKind::Cuda);
+  Matrix<float> da(*dev, count, n);
+  dev->copy(MatrixView<const float>(mine.view()), da.view());
+  MpiCommunicator nccl(MPI_COMM_WORLD);
+  const bool attached = attach_nccl(nccl, *dev);
+  EXPECT_NE(nccl.transport().find(attached ? "device buffers through NCCL" : "NCCL not used"), std::string::npos)
+      << nccl.transport();
+  const auto host_of = [&](const Matrix<float>& x) {
+    std::vector<float> h(static_cast<std::size_t>(x.rows() * x.cols()));
+    dev->copy(x.view(), MatrixView<float>(h.data(), x.rows(), x.cols(), x.rows(), MemorySpace::Host));
+    return h;
+  };
+  const auto near = [](const std::vector<float>& x, const std::vector<float>& y, double tol) {
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, double(std::fabs(x[i] - y[i])));
+    return worst < tol;
+  };
+  const DistributedQrResult t = distributed_tsqr(*dev, nccl, da), ts = distributed_tsqr(*dev, comm, da);
+  EXPECT_TRUE(near(host_of(t.Q), host_of(ts.Q), 1e-6));
+  EXPECT_TRUE(near(host_of(t.R), host_of(ts.R), 1e-5));
+  const DistributedQrResult c = distributed_rand_cholesky_qr(*dev, nccl, da), cs = distributed_rand_cholesky_qr(*dev, comm, da);
+  EXPECT_TRUE(near(host_of(c.Q), host_of(cs.Q), 1e-6));
+  RsvdOptions o;
+  o.oversampling = 3;
+  o.error_probes = 0;
+  const DistributedRsvdResult r = distributed_rsvd(*dev, nccl, da, 5, o), rs = distributed_rsvd(*dev, comm, da, 5, o);
+  EXPECT_TRUE(near(host_of(r.S), host_of(rs.S), 1e-5));
+  EXPECT_EQ(r.distribution.transport, nccl.transport());
+}
+#endif
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

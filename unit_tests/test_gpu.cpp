@@ -1022,7 +1022,7 @@ class SingleRank final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  std::string transport() const override { return "one rank"; }
+  std::string host_transport() const override { return "one rank"; }
 
  protected:
   void sum(float*, std::size_t) override {}

@@ -34,13 +34,13 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
-std::string MpiCommunicator::transport() const {
+std::string MpiCommunicator::host_transport() const {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
   MPI_Get_library_version(version, &length);
   std::string v(version, static_cast<std::size_t>(length));
   v = v.substr(0, v.find_first_of(",\n"));
-  return "MPI (" + v + "), device buffers staged through host memory";
+  return "MPI (" + v + ")";
 }
 
 void MpiCommunicator::sum(float* x, std::size_t n) {

@@ -1,6 +1,6 @@
-// The MPI transport of the distributed algorithms' Communicator: collectives on host memory,
-// device buffers staged through it (Communicator's one mechanism). Built when CMake finds MPI
-// (Debian's OpenMPI, installed by scripts/install_deps.sh); link RandNLA::randnla_mpi.
+// The MPI transport of the distributed algorithms' Communicator: collectives on host memory (device
+// buffers staged through it unless a device transport is attached: backends/nccl). Built when
+// CMake finds MPI (Debian's OpenMPI, installed by scripts/install_deps.sh); link RandNLA::randnla_mpi.
 #pragma once
 
 #include <mpi.h>
@@ -18,7 +18,7 @@ class MpiCommunicator final : public Communicator {
   explicit MpiCommunicator(MPI_Comm comm);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::string transport() const override;
+  std::string host_transport() const override;
 
  protected:
   void sum(float* x, std::size_t n) override;

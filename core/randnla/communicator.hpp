@@ -1,9 +1,13 @@
-// The communicator of the distributed algorithms: the few collectives they need, over a transport
-// (backends/mpi: MPI, device buffers staged through host memory). The algorithms speak only to
-// this; which transport ran is reported (transport()).
+// The communicator of the distributed algorithms: the few collectives they need, over two
+// transports chosen at run time: the host transport (backends/mpi: MPI) always, and a device
+// transport (backends/nccl: NCCL between GPUs) where one is attached. Device buffers go through
+// the device transport when there is one, otherwise they are staged through host memory and the
+// host transport. The algorithms speak only to this; which transports ran is reported
+// (transport()).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,32 +15,63 @@
 
 namespace randnla {
 
+/// Collectives on device buffers (contiguous, in the calling backend's memory, queued on its
+/// stream). Every rank must call each one with the same sizes, in the same order.
+class DeviceTransport {
+ public:
+  virtual ~DeviceTransport() = default;
+  /// E.g. "NCCL 2.28.9".
+  virtual std::string name() const = 0;
+  virtual void sum(Backend& b, float* x, std::size_t n) = 0;
+  virtual void sum(Backend& b, double* x, std::size_t n) = 0;
+  virtual void broadcast(Backend& b, float* x, std::size_t n, int root) = 0;
+  virtual void send(Backend& b, const float* x, std::size_t n, int to) = 0;
+  virtual void receive(Backend& b, float* x, std::size_t n, int from) = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// E.g. "MPI (OpenMPI 4.1.4), device buffers staged through host memory".
-  virtual std::string transport() const = 0;
+  /// The host transport, e.g. "MPI (Open MPI v4.1.4)".
+  virtual std::string host_transport() const = 0;
+  /// Both transports, e.g. "MPI (Open MPI v4.1.4), device buffers through NCCL 2.28.9".
+  std::string transport() const {
+    return host_transport() + (device_ ? ", device buffers through " + device_->name()
+                                       : ", device buffers staged through host memory" + device_note_);
+  }
+  /// Device buffers through `t` from now on (every rank attaches one together, or none does); a
+  /// null `t` keeps host staging, with `why` reported after it in transport().
+  void attach_device_transport(std::shared_ptr<DeviceTransport> t, const std::string& why = "") {
+    device_ = std::move(t);
+    device_note_ = why.empty() ? "" : " (" + why + ")";
+  }
 
   /// X := the sum of every rank's X (same shape on every rank), X in `b`'s memory.
-  void allreduce_sum(Backend& b, MatrixView<float> x) { staged(b, x, [&](float* h, std::size_t n) { sum(h, n); }); }
+  void allreduce_sum(Backend& b, MatrixView<float> x) {
+    route(b, x, [&](float* d, std::size_t n) { device_->sum(b, d, n); }, [&](float* h, std::size_t n) { sum(h, n); });
+  }
   /// The same in FP64 (the Gram matrices of CholeskyQR).
-  void allreduce_sum(Backend& b, MatrixView<double> x) { staged(b, x, [&](double* h, std::size_t n) { sum(h, n); }); }
+  void allreduce_sum(Backend& b, MatrixView<double> x) {
+    route(b, x, [&](double* d, std::size_t n) { device_->sum(b, d, n); }, [&](double* h, std::size_t n) { sum(h, n); });
+  }
   /// X := rank `root`'s X on every rank.
   void broadcast(Backend& b, MatrixView<float> x, int root) {
-    staged(b, x, [&](float* h, std::size_t n) { broadcast(h, n, root); });
+    route(b, x, [&](float* d, std::size_t n) { device_->broadcast(b, d, n, root); },
+          [&](float* h, std::size_t n) { broadcast(h, n, root); });
   }
   /// Point to point, for the reduction trees: X (same shape on both ranks) from this rank to `to`.
   void send(Backend& b, MatrixView<const float> x, int to);
   void receive(Backend& b, MatrixView<float> x, int from) {
-    staged(b, x, [&](float* h, std::size_t n) { receive(h, n, from); });
+    route(b, x, [&](float* d, std::size_t n) { device_->receive(b, d, n, from); },
+          [&](float* h, std::size_t n) { receive(h, n, from); });
   }
   /// Every rank's `mine` (the same count on every rank), rank by rank.
   std::vector<std::int64_t> allgather(const std::vector<std::int64_t>& mine);
 
  protected:
-  // The transport's hooks, on host memory.
+  // The host transport's hooks, on host memory.
   virtual void sum(float* x, std::size_t n) = 0;
   virtual void sum(double* x, std::size_t n) = 0;
   virtual void broadcast(float* x, std::size_t n, int root) = 0;
@@ -45,19 +80,40 @@ class Communicator {
   virtual void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) = 0;
 
  private:
-  /// Runs `f` on a packed host copy of X and copies the result back.
-  template <class T, class F>
-  void staged(Backend& b, MatrixView<T> x, F&& f) {
-    std::vector<T> h(static_cast<std::size_t>(x.rows() * x.cols()));
+  /// Runs `on_device` on X packed in device memory when X is device memory and a device transport
+  /// is attached (the choice depends on neither X's layout nor the rank, so every rank takes the
+  /// same path), `on_host` on a packed host copy otherwise; the result is copied back into X.
+  template <class T, class D, class H>
+  void route(Backend& b, MatrixView<T> x, D&& on_device, H&& on_host) {
+    const std::size_t n = static_cast<std::size_t>(x.rows() * x.cols());
+    if (device_ && x.space() == MemorySpace::Device) {
+      if (x.ld() == x.rows() || x.cols() <= 1) return on_device(x.data(), n);
+      Matrix<T> packed(b, x.rows(), x.cols(), "packed");
+      b.copy(MatrixView<const T>(x), packed.view());
+      on_device(packed.data(), n);
+      b.copy(MatrixView<const T>(packed.view()), x);
+      return;
+    }
+    std::vector<T> h(n);
     const MatrixView<T> hv(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host);
     b.copy(MatrixView<const T>(x), hv);
-    f(h.data(), h.size());
+    on_host(h.data(), n);
     b.copy(MatrixView<const T>(hv), x);
   }
+
+  std::shared_ptr<DeviceTransport> device_;
+  std::string device_note_;
 };
 
 inline void Communicator::send(Backend& b, MatrixView<const float> x, int to) {
-  std::vector<float> h(static_cast<std::size_t>(x.rows() * x.cols()));
+  const std::size_t n = static_cast<std::size_t>(x.rows() * x.cols());
+  if (device_ && x.space() == MemorySpace::Device) {
+    if (x.ld() == x.rows() || x.cols() <= 1) return device_->send(b, x.data(), n, to);
+    Matrix<float> packed(b, x.rows(), x.cols(), "packed");
+    b.copy(x, packed.view());
+    return device_->send(b, packed.data(), n, to);
+  }
+  std::vector<float> h(n);
   b.copy(x, MatrixView<float>(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host));
   send(h.data(), h.size(), to);
 }
