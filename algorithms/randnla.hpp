@@ -232,6 +232,21 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd(const Exec& exec, Commun
   return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
 }
 
+/// Fixed-accuracy randomized SVD of A distributed by rows over `comm` (see
+/// distributed_rsvd_fixed_accuracy(Backend&, ...)) on `exec`: the rank found is S's extent on every
+/// rank, U holds this rank's rows.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exec& exec, Communicator& comm,
+                                                                       const AView& a, const FixedAccuracyOptions& options,
+                                                                       DistributedReport* distribution = nullptr) {
+  kokkos_api::require_reachable<Exec, AView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  DistributedRsvdResult r = distributed_rsvd_fixed_accuracy(*backend, comm, view_of(a, "A"), options, out.allocator());
+  if (distribution) *distribution = r.distribution;
+  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+}
+
 /// A = Q R for A distributed by rows over `comm` (see distributed_tsqr(Backend&, ...)) on `exec`:
 /// Q holds this rank's rows, R is the same on every rank.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>

@@ -188,6 +188,33 @@ TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
 }
 
 // The Kokkos entry on this rank's rows as a view: the same singular values as on the backend.
+// Fixed accuracy over the ranks: the rank found and the singular values of the one-process run on
+// the whole matrix (the same blocks of Omega), and an error estimate that meets the tolerance.
+TEST(Distributed, FixedAccuracyRsvdMatchesOneProcess) {
+  const index_t m = 300, n = 40;
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
+  FixedAccuracyOptions o;
+  o.tolerance = 0.05;
+  o.block_size = 4;
+  const DistributedRsvdResult d = distributed_rsvd_fixed_accuracy(*b, comm, MatrixView<const float>(mine.view()), o);
+  const RsvdResult whole = rsvd_fixed_accuracy(*b, MatrixView<const float>(a.view()), o);
+  ASSERT_EQ(d.S.rows(), whole.S.rows());
+  EXPECT_GE(d.S.rows(), 14);  // sigma_j = 0.8^j: no rank below 14 leaves a tail under 0.05 ||A||_F (Eckart-Young)
+  for (index_t i = 0; i < d.S.rows(); ++i) EXPECT_NEAR(d.S.data()[i], whole.S.data()[i], 1e-5 * whole.S.data()[0]) << i;
+  EXPECT_LE(d.report.relative_error_estimate, 0.05);
+  EXPECT_NEAR(d.report.relative_error_estimate, whole.report.relative_error_estimate, 1e-4);
+  // U's rows on this rank are the one-process U's rows, up to the signs of its columns.
+  ASSERT_EQ(d.U.rows(), count);
+  for (index_t j = 0; j < d.U.cols(); ++j)
+    for (index_t i = 0; i < count; ++i)
+      EXPECT_NEAR(std::fabs(d.U.data()[i + j * count]), std::fabs(whole.U.data()[r0 + i + j * m]), 1e-4) << i << "," << j;
+  FixedAccuracyOptions other = o;
+  if (comm.size() > 1 && comm.rank() == 1) other.tolerance = 0.1;
+  const std::string message = message_of([&] { distributed_rsvd_fixed_accuracy(*b, comm, MatrixView<const float>(mine.view()), other); });
+  EXPECT_EQ(message.find("tolerance") != std::string::npos, comm.size() > 1) << message;
+}
+
 TEST(Distributed, KokkosEntryOnEachRanksRows) {
   const index_t m = 240, n = 40, k = 6;
   Split split(m, n);
@@ -209,6 +236,11 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
   const auto t = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, my_view);
   EXPECT_EQ(static_cast<index_t>(t.Q.extent(0)), count);
   EXPECT_EQ(static_cast<index_t>(t.R.extent(0)), n);
+  FixedAccuracyOptions fixed;
+  fixed.tolerance = 0.3;
+  const auto f = randnla::distributed_rsvd_fixed_accuracy(Kokkos::DefaultExecutionSpace(), comm, my_view, fixed);
+  EXPECT_EQ(static_cast<index_t>(f.U.extent(0)), count);
+  EXPECT_LE(f.report.relative_error_estimate, 0.3);
   // The preconditioned CholeskyQR's R against TSQR's: the same factor up to the signs of its rows.
   const auto c = randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_view);
   ASSERT_EQ(static_cast<index_t>(c.Q.extent(0)), count);

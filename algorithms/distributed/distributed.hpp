@@ -84,4 +84,18 @@ struct DistributedRsvdResult {
 DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, MatrixView<const float> a, index_t k,
                                        const RsvdOptions& options = {}, const MatrixAllocator& outputs = nullptr);
 
+/// Fixed-accuracy randomized SVD of A distributed by rows (as rsvd_fixed_accuracy: Martinsson &
+/// Voronin 2016, randQB_b, with Yu, Gu & Li's 2018 error indicator ||A - Q B||_F^2 = ||A||_F^2 -
+/// ||B||_F^2): every block's Omega_i drawn on every rank from the seed (rsvd_fixed_accuracy's),
+/// Y_i = A_i Omega_i local, each block orthogonalised against Q by two passes of block Gram-Schmidt
+/// (Q^T Y summed over the ranks) and distributed_tsqr, B_i^T = A^T Q_new summed (n b words), the
+/// indicator and the stop the same on every rank; the rank found is S.rows on every rank.
+/// Communication per rank: per block b (rank + n) words plus two distributed TSQRs of b columns.
+/// Throws InvalidArgument on every rank when ranks disagree on n, the tolerance, block_size,
+/// max_rank, power_iterations or the seed, a rank holds no rows or non-finite entries, or an
+/// option is out of range (as rsvd_fixed_accuracy, max_rank against min(total rows, n)).
+DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& backend, Communicator& comm, MatrixView<const float> a,
+                                                      const FixedAccuracyOptions& options,
+                                                      const MatrixAllocator& outputs = nullptr);
+
 }  // namespace randnla

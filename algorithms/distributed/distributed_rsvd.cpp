@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "common/checks.hpp"
 #include "common/precision_policy.hpp"
@@ -86,6 +88,115 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   res.V = outputs(n, k, "V");
   b.copy(MatrixView<const float>(v.view()).block(0, 0, n, k), res.V.view());
   clock.lap("U = Q Uhat");
+  return res;
+}
+
+namespace {
+
+/// The fixed-accuracy checks every rank makes together; returns the total rows.
+std::int64_t require_fixed_accuracy_arguments(Backend& b, Communicator& comm, MatrixView<const float> a,
+                                              const FixedAccuracyOptions& o) {
+  std::int64_t tolerance_bits = 0;
+  static_assert(sizeof(tolerance_bits) == sizeof(o.tolerance), "a double in 64 bits");
+  std::memcpy(&tolerance_bits, &o.tolerance, sizeof(o.tolerance));
+  require_same_on_every_rank(comm, {{"A.cols", a.cols()},
+                                    {"tolerance (its bits)", tolerance_bits},
+                                    {"block_size", o.block_size},
+                                    {"max_rank", o.max_rank},
+                                    {"power_iterations", o.power_iterations},
+                                    {"seed", static_cast<std::int64_t>(o.seed)}});
+  require_on_every_rank(comm, a.rows() >= 1, "A.rows", a.rows(), "must be >= 1 on every rank (each rank holds its own rows)");
+  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
+  require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
+  std::int64_t total = 0;
+  for (std::int64_t rows : comm.allgather({a.rows()})) total += rows;
+  require(o.tolerance > 0.0 && o.tolerance < 1.0, "tolerance", o.tolerance, "must lie in (0, 1)");
+  require(o.block_size > 0, "block_size", o.block_size, "must be > 0");
+  require(o.power_iterations >= 0, "power_iterations", o.power_iterations, "must be >= 0");
+  const index_t limit = std::min<index_t>(total, a.cols());
+  require(o.max_rank < 0 || (o.max_rank > 0 && o.max_rank <= limit), "max_rank", o.max_rank,
+          "must be -1 or lie in 1..min(total rows, n) = " + std::to_string(limit));
+  return total;
+}
+
+/// ||A||_F^2 summed over the ranks.
+double squared_norm(Backend& b, Communicator& comm, MatrixView<const float> a) {
+  const double mine = b.frobenius_norm(a);
+  double sum = mine * mine;
+  comm.allreduce_sum(b, MatrixView<double>(&sum, 1, 1, 1, MemorySpace::Host));
+  return sum;
+}
+
+/// Y_i := Y_i - Q_i C, C = Q^T Y summed over the ranks (block Gram-Schmidt, one pass).
+void project_out(Backend& b, Communicator& comm, MatrixView<const float> q, Matrix<float>& y, DistributedReport& rep) {
+  Matrix<float> c(b, q.cols(), y.cols(), "C");
+  b.product(Op::T, Op::N, 1.0f, q, y, 0.0f, c, ProductPrecision::fp32());
+  comm.allreduce_sum(b, c.view());
+  rep.words_sent += static_cast<double>(c.rows() * c.cols());
+  b.product(Op::N, Op::N, -1.0f, q, c, 1.0f, y, ProductPrecision::fp32());
+}
+
+}  // namespace
+
+DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& comm, MatrixView<const float> a,
+                                                      const FixedAccuracyOptions& o, const MatrixAllocator& out) {
+  require_space(a, b.memory_space(), "A");
+  const std::int64_t total = require_fixed_accuracy_arguments(b, comm, a, o);
+  const index_t m = a.rows(), n = a.cols();
+  const index_t max_rank = o.max_rank < 0 ? std::min<index_t>(total, n) : o.max_rank;
+  DistributedRsvdResult res;
+  res.distribution.transport = comm.transport();
+  res.distribution.ranks = comm.size();
+  RsvdReport& rep = res.report;
+  rep.backend = b.description();
+  Stopwatch clock(b, &rep.phases, o.progress);
+  const double norm2 = squared_norm(b, comm, a);
+  Products prod(b, o.sketch);
+  Matrix<float> q(b, m, max_rank, "Q_i"), bt(b, n, max_rank, "B^T");
+  double remaining = norm2;  // ||A - Q B||_F^2 = ||A||_F^2 - ||B||_F^2, the same on every rank
+  index_t rank = 0;
+  RngState state{o.seed, 0};  // the blocks' Omega_i of rsvd_fixed_accuracy, drawn on every rank
+  for (int step = 0; rank < max_rank && remaining > o.tolerance * o.tolerance * norm2; ++step) {
+    const index_t bs = std::min(o.block_size, max_rank - rank);
+    Matrix<float> y(b, m, bs, "Y_i");
+    const RandomOperator omega(RandomDistribution{n, bs, Distribution::Gaussian}, state);
+    prod.sketch(a, omega, y, step == 0 ? &rep.sketch_kernel : nullptr);
+    state = omega.next_state();
+    for (int it = 0; it < o.power_iterations; ++it) {
+      orthonormalize_rows(b, comm, y, res.distribution);
+      Matrix<float> z = transpose_times(b, comm, prod, a, y, res.distribution);
+      orthonormalize(b, z.view(), Orthonormalizer::CholeskyQR);
+      y = Matrix<float>(b, m, bs, "Y_i");
+      prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
+    }
+    clock.lap("projection");
+    for (int pass = 0; pass < 2; ++pass) {  // block Gram-Schmidt against Q, twice is enough
+      if (rank > 0) project_out(b, comm, MatrixView<const float>(q.view()).block(0, 0, m, rank), y, res.distribution);
+      orthonormalize_rows(b, comm, y, res.distribution);
+    }
+    rep.orthonormalizers.push_back("tsqr (distributed)");
+    clock.lap("orthonormalisation");
+    const Matrix<float> bi = transpose_times(b, comm, prod, a, y, res.distribution);  // B_i^T = A^T Q_new
+    b.copy(bi.view(), bt.view().block(0, rank, n, bs));
+    b.copy(y.view(), q.view().block(0, rank, m, bs));
+    const double nb = b.frobenius_norm(bi);
+    remaining -= nb * nb;
+    rank += bs;
+    clock.lap("Q^T A");
+  }
+  Matrix<float> uhat(b, rank, rank, "Uhat"), s(b, rank, 1, "S"), v(b, n, rank, "V");
+  rep.orthonormalizers.push_back(
+      to_string(svd_through_gram(b, MatrixView<const float>(bt.view()).block(0, 0, n, rank), v, s, uhat)));
+  clock.lap("small SVD");
+  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  res.U = outputs(m, rank, "U");
+  prod.gemm(Op::N, Op::N, 1.0f, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, 0.0f, res.U);
+  res.S = outputs(rank, 1, "S");
+  b.copy(s.view(), res.S.view());
+  res.V = outputs(n, rank, "V");
+  b.copy(v.view(), res.V.view());
+  clock.lap("U = Q Uhat");
+  rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm2 > 0 ? std::sqrt(norm2) : 1.0);
   return res;
 }
 
