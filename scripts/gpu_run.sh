@@ -35,6 +35,7 @@ fi
 if [ "$what" != bench ]; then
   for t in .device/bin-debian/test_* .device/bin-kokkos-cuda/test_*; do
     [ -x "$t" ] || continue
+    [ "$(basename "$t")" = test_distributed ] && continue  # under mpirun: scripts/gpu_run.sh distributed
     name=$(basename "$(dirname "$t")")-$(basename "$t")
     if "$t" --gtest_brief=1 > "$logs/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
     echo "$r $name $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | tr '\n' ' ')"

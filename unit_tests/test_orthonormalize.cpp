@@ -69,7 +69,8 @@ TEST(Orthonormalize, IllConditionedCholeskyQRBreaksDownAndFallsBack) {
 
 // The sketch-preconditioned CholeskyQR, with the Gaussian FP16 sketch and with the sparse sign one,
 // keeps FP32-level orthogonality up to cond(Y) = 1e7 with no shift and no fallback, where one plain
-// CholeskyQR pass loses it (cond^2 2^-53 ~ 1e-2), and falls back on an exactly rank-deficient Y.
+// CholeskyQR pass loses it (cond^2 2^-53 ~ 1e-2), and returns an orthonormal basis of an exactly
+// rank-deficient Y's range.
 TEST(Orthonormalize, SketchPreconditionedCholeskyQRUpToFp32ConditionNumbers) {
   for (const auto& [name, b] : test::portable_backends())
     for (Orthonormalizer method : {Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQRSparse}) {
@@ -87,10 +88,12 @@ TEST(Orthonormalize, SketchPreconditionedCholeskyQRUpToFp32ConditionNumbers) {
       }
       auto deficient = graded(1500, 30, 1e3);
       for (index_t i = 0; i < deficient.rows; ++i) deficient(i, 29) = deficient(i, 28);
+      // Whether the preconditioned pass breaks down here depends on the last bits of R0's tiny
+      // diagonal entry (the host BLAS's rounding): either way Q is an orthonormal basis holding range(Y).
       Orthonormalizer used;
       const auto q = orthonormalized(*b, deficient, method, &used);
-      EXPECT_NE(used, method) << name;
       EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used) << " on " << name;
+      EXPECT_LT(span_residual(deficient, q), 1e-5) << to_string(used) << " on " << name;
     }
 }
 
