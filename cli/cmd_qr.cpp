@@ -55,16 +55,22 @@ int run_qr(int argc, char** argv) {
   Stopwatch clock(b);
   clock.lap("copy");
   Orthonormalizer used = method;
+  TsqrReport tree;
   if (method == Orthonormalizer::Tsqr) {
     TsqrOptions t;
     t.q_buffer = q.view();
-    r = tsqr(b, q, t).R;
+    TsqrResult f = tsqr(b, q, t);
+    r = std::move(f.R);
+    tree = f.report;
   } else {
     used = orthonormalize(b, q.view(), method);
   }
   const double ms = clock.lap("qr");
   if (method != Orthonormalizer::Tsqr) b.product(Op::T, Op::N, 1.0f, q, a, 0.0f, r, ProductPrecision::fp32());  // R = Q^T A
   std::printf("A %lld x %lld: %s in %.3f ms\n", static_cast<long long>(m), static_cast<long long>(n), to_string(used), ms);
+  if (method == Orthonormalizer::Tsqr)
+    std::printf("tree: %d levels, %lld leaves, %lld panels, blocks %s\n", tree.levels, static_cast<long long>(tree.leaves),
+                static_cast<long long>(tree.panels), tree.blocks.c_str());
   std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n",
               orthogonality_loss(b, q), factorization_residual(b, a, q, r));
   if (const index_t bad = deficient_diagonal(b, r))

@@ -143,6 +143,7 @@ with tempfile.TemporaryDirectory() as d:
             orth = np.linalg.norm(q.T.astype(np.float64) @ q - np.eye(12))
             resid = np.linalg.norm(t - q.astype(np.float64) @ r) / np.linalg.norm(t)
         ok = code == 0 and orth < 1e-5 and resid < 1e-5 and "rank deficient" in out_text
+        ok = ok and (method != "tsqr" or "tree: 1 levels, 1 leaves, 1 panels" in out_text)
         print(("PASS " if ok else "FAIL ") + "qr %s: %r" % (method, (orth, resid) if ok else (code, out_text, err.strip())))
         if not ok:
             failures.append("qr " + method)

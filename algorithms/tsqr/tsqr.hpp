@@ -11,8 +11,9 @@ namespace randnla {
 
 struct TsqrOptions {
   bool form_q = true;     ///< false: R only (no Q is formed, at a fraction of the work)
-  /// Rows per leaf block: 0 picks the backend's best (512 rows with LAPACK or cuSOLVER blocks; on
-  /// the CUDA backend's on-chip blocks, as many as 32 KiB of shared memory hold, at least 2 n).
+  /// Rows per leaf block: 0 picks the backend's best (max(4 n, 512) rows with LAPACK blocks; on
+  /// the CUDA backend 128 rows up to 32 columns, one warp's registers, else min(8 n, the most its
+  /// shared memory holds), at least 2 n).
   /// Otherwise in [w, the most rows the backend factors in one block of w columns], w the block's
   /// columns (n, or the panel width) (InvalidArgument outside), and raised to 2 w, so that each
   /// level shrinks the stack at least by half.
