@@ -1,7 +1,9 @@
 // The PCA of pca.cpp with the images distributed over MPI ranks: each rank keeps its own block of
 // rows (here every rank reads the file and keeps its block; an application already holds its
 // rows), the pixel means are summed over the ranks, and distributed_rsvd finds the components
-// with no rank holding all the rows. Rank 0 prints what pca.cpp prints.
+// with no rank holding all the rows. On GPUs, device buffers go through NCCL where every rank has
+// a GPU of its own (staged through host memory otherwise). Rank 0 prints what pca.cpp prints and
+// the transports used.
 // Usage: mpirun -np 4 example_distributed_pca [IDX images file]
 #include <mpi.h>
 
@@ -14,6 +16,9 @@
 #include "distributed/distributed.hpp"
 #include "io/matrix_io.hpp"
 #include "mpi/mpi_communicator.hpp"
+#ifdef RANDNLA_EXAMPLE_NCCL
+#include "nccl/nccl_transport.hpp"
+#endif
 
 using namespace randnla;
 
@@ -40,6 +45,9 @@ int main(int argc, char** argv) {
       }
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     auto b = make_backend(BackendKind::Auto);
+#ifdef RANDNLA_EXAMPLE_NCCL
+    if (b->memory_space() == MemorySpace::Device) attach_nccl(comm, *b);  // NCCL where every rank has its own GPU
+#endif
     Matrix<float> a(*b, rows, n);
     b->copy(MatrixView<const float>(mine.data(), rows, n, rows, MemorySpace::Host), a.view());
     RsvdOptions o;

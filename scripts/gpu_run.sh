@@ -30,6 +30,10 @@ if [ "$what" = distributed ]; then
   done
   for np in 1 2 4; do mpirun -np $np .device/bin-debian/bench_distributed weak 2>&1 | tee -a "$logs/bench_distributed.txt"; done
   for np in 1 2; do mpirun -np $np .device/bin-debian/bench_distributed gpu 2>&1 | tee -a "$logs/bench_distributed.txt"; done
+  data=.device/data/train-images-idx3-ubyte.gz  # the main job's PCA over ranks, where the bundle carries its data
+  if [ -f $data ]; then
+    for np in 1 2; do mpirun -np $np .device/bin-debian/example_distributed_pca $data 2>&1 | tee "$logs/distributed_pca_np$np.txt"; done
+  fi
   exit $status
 fi
 if [ "$what" != bench ]; then
