@@ -676,6 +676,23 @@ double r_distance_up_to_row_signs(const test::HostMatrix<float>& ra, const test:
   return worst;
 }
 
+/// A = Q R against FP64 (||A - Q R||_F / ||A||_F < 1e-6), Q orthonormal to FP32 rounding, and R
+/// LAPACK's one-block Householder R (on the host) up to the signs of its rows.
+void expect_factors_of(Backend& host, const test::HostMatrix<float>& a, const test::HostMatrix<float>& q,
+                       const test::HostMatrix<float>& r) {
+  const index_t n = r.rows;
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
+  test::HostMatrix<float> rt(n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) rt(i, j) = r(j, i);
+  EXPECT_LT(test::factor_relative_error(a.cview(), q.cview(), rt.cview()), 1e-6);
+  TsqrOptions one_block;
+  one_block.leaf_rows = a.rows;
+  one_block.form_q = false;
+  const auto lapack_r = test::to_host(host, tsqr(host, test::to_backend(host, a), one_block).R);
+  EXPECT_LT(r_distance_up_to_row_signs(r, lapack_r), 1e-5);
+}
+
 // The batched on-chip TSQR: rows not a multiple of the blocks, n from 1 to the tree's 128, Q to FP32
 // orthogonality, A = Q R against FP64, R equal to LAPACK's one-block Householder R up to row signs,
 // R alone equal to R with Q, Q written over A equal to Q apart, bit for bit.
@@ -692,16 +709,7 @@ TEST(Gpu, BatchedTsqrMatchesLapack) {
     EXPECT_EQ(r.report.blocks, "batched on chip");
     EXPECT_GE(r.report.levels, 2);
     const auto q = test::to_host(*dev, r.Q), rr = test::to_host(*dev, r.R);
-    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
-    test::HostMatrix<float> rt(n, n);
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) rt(i, j) = rr(j, i);
-    EXPECT_LT(test::factor_relative_error(a.cview(), q.cview(), rt.cview()), 1e-6);
-    TsqrOptions one_block;
-    one_block.leaf_rows = m;
-    one_block.form_q = false;
-    const auto lapack_r = test::to_host(*host, tsqr(*host, test::to_backend(*host, a), one_block).R);
-    EXPECT_LT(r_distance_up_to_row_signs(rr, lapack_r), 1e-5);
+    expect_factors_of(*host, a, q, rr);
     TsqrOptions r_only;
     r_only.form_q = false;
     EXPECT_EQ(test::to_host(*dev, tsqr(*dev, da, r_only).R).data, rr.data);
@@ -738,7 +746,7 @@ TEST(Gpu, BatchedTsqrReportsDeficiencyAndLimits) {
 }
 
 // A wider than the on-chip blocks: panels of 128 columns, BCGS2 between them; A = Q R against FP64,
-// Q orthonormal, R as the host's panels give it up to row signs.
+// Q orthonormal, R LAPACK's up to row signs.
 TEST(Gpu, TsqrPanelsBeyondTheBlocksWidth) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -748,17 +756,7 @@ TEST(Gpu, TsqrPanelsBeyondTheBlocksWidth) {
   const TsqrResult w = tsqr(*dev, test::to_backend(*dev, a));
   EXPECT_EQ(w.report.blocks, "batched on chip");
   EXPECT_EQ(w.report.panels, 3);
-  const auto q = test::to_host(*dev, w.Q), rr = test::to_host(*dev, w.R);
-  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
-  test::HostMatrix<float> rt(n, n);
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < n; ++i) rt(i, j) = rr(j, i);
-  EXPECT_LT(test::factor_relative_error(a.cview(), q.cview(), rt.cview()), 1e-6);
-  TsqrOptions one_block;
-  one_block.leaf_rows = m;
-  one_block.form_q = false;
-  const auto lapack_r = test::to_host(*host, tsqr(*host, test::to_backend(*host, a), one_block).R);
-  EXPECT_LT(r_distance_up_to_row_signs(rr, lapack_r), 1e-5);
+  expect_factors_of(*host, a, test::to_host(*dev, w.Q), test::to_host(*dev, w.R));
 }
 
 TEST(Gpu, SvdThroughGramMatchesHost) {

@@ -22,4 +22,16 @@ void require_on_every_rank(Communicator& comm, bool ok, const std::string& name,
     require(all[2 * r] == 1, name, "rank " + std::to_string(r) + ": " + std::to_string(all[2 * r + 1]), requirement);
 }
 
+std::vector<std::int64_t> require_distributed_qr_arguments(Communicator& comm, MatrixView<const float> a) {
+  const index_t m = a.rows(), n = a.cols();
+  require_same_on_every_rank(comm, {{"A.cols", n}});
+  require_on_every_rank(comm, n >= 1, "A.cols", n, "must be >= 1");
+  require_on_every_rank(comm, m >= 1, "A.rows", m, "must be >= 1 on every rank (each rank holds its own rows)");
+  const std::vector<std::int64_t> rows = comm.allgather({m});
+  std::int64_t total = 0;
+  for (std::int64_t r : rows) total += r;
+  require(total >= n, "total rows", total, "must be >= A.cols = " + std::to_string(n));
+  return rows;
+}
+
 }  // namespace randnla

@@ -25,6 +25,10 @@ void require_same_on_every_rank(Communicator& comm, const std::vector<std::pair<
 void require_on_every_rank(Communicator& comm, bool ok, const std::string& name, std::int64_t value,
                            const std::string& requirement);
 
+/// The checks of the distributed QR factorisations, every rank together: the same n >= 1 on every
+/// rank, at least one row on each, at least n rows in all. Returns every rank's row count, rank by rank.
+std::vector<std::int64_t> require_distributed_qr_arguments(Communicator& comm, MatrixView<const float> a);
+
 struct DistributedReport {
   std::string transport;   ///< Communicator::transport()
   int ranks = 1;

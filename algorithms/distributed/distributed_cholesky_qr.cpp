@@ -59,15 +59,11 @@ std::vector<double> upper_times(const std::vector<double>& x, const std::vector<
 DistributedQrResult distributed_rand_cholesky_qr(Backend& b, Communicator& comm, MatrixView<const float> a,
                                                  const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();
-  require_same_on_every_rank(comm, {{"A.cols", n}});
-  require_on_every_rank(comm, n >= 1, "A.cols", n, "must be >= 1");
-  require_on_every_rank(comm, m >= 1, "A.rows", m, "must be >= 1 on every rank (each rank holds its own rows)");
+  const std::vector<std::int64_t> rows = require_distributed_qr_arguments(comm, a);
   const std::int64_t bad = b.exponent_histogram(a).nonfinite();
   require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
-  const std::vector<std::int64_t> rows = comm.allgather({m});
   std::int64_t total = 0, offset = 0;
   for (int r = 0; r < comm.size(); ++r) total += rows[r], offset += r < comm.rank() ? rows[r] : 0;
-  require(total >= n, "total rows", total, "must be >= A.cols = " + std::to_string(n));
   require_space(a, b.memory_space(), "A");
 
   DistributedQrResult res;

@@ -46,6 +46,21 @@ Matrix<float> transpose_times(Backend& b, Communicator& comm, Products& prod, Ma
   return z;
 }
 
+/// The leading k of the small SVD of B^T (n x l, summed on every rank): U_i = Q_i Uhat(:, 1:k) on
+/// this rank, S and V the same on every rank; made by `outputs`.
+void assemble(Backend& b, Products& prod, MatrixView<const float> bt, MatrixView<const float> q, index_t k,
+              const MatrixAllocator& outputs, DistributedRsvdResult& res) {
+  const index_t n = bt.rows(), l = bt.cols();
+  Matrix<float> uhat(b, l, l, "Uhat"), s(b, l, 1, "S"), v(b, n, l, "V");
+  res.report.orthonormalizers.push_back(to_string(svd_through_gram(b, bt, v, s, uhat)));
+  res.U = outputs(q.rows(), k, "U");
+  prod.gemm(Op::N, Op::N, 1.0f, q, MatrixView<const float>(uhat.view()).block(0, 0, l, k), 0.0f, res.U);
+  res.S = outputs(k, 1, "S");
+  b.copy(MatrixView<const float>(s.view()).block(0, 0, k, 1), res.S.view());
+  res.V = outputs(n, k, "V");
+  b.copy(MatrixView<const float>(v.view()).block(0, 0, n, k), res.V.view());
+}
+
 }  // namespace
 
 DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixView<const float> a, index_t k,
@@ -77,17 +92,8 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   clock.lap("orthonormalisation");
   const Matrix<float> bt = transpose_times(b, comm, prod, a, y, res.distribution);  // B^T = A^T Q
   clock.lap("Q^T A");
-  Matrix<float> uhat(b, l, l, "Uhat"), s(b, l, 1, "S"), v(b, n, l, "V");
-  rep.orthonormalizers.push_back(to_string(svd_through_gram(b, bt, v, s, uhat)));
-  clock.lap("small SVD");
-  const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  res.U = outputs(a.rows(), k, "U");
-  prod.gemm(Op::N, Op::N, 1.0f, y, MatrixView<const float>(uhat.view()).block(0, 0, l, k), 0.0f, res.U);
-  res.S = outputs(k, 1, "S");
-  b.copy(MatrixView<const float>(s.view()).block(0, 0, k, 1), res.S.view());
-  res.V = outputs(n, k, "V");
-  b.copy(MatrixView<const float>(v.view()).block(0, 0, n, k), res.V.view());
-  clock.lap("U = Q Uhat");
+  assemble(b, prod, bt, y, k, out ? out : backend_matrices(b), res);
+  clock.lap("small SVD, U = Q Uhat");
   return res;
 }
 
@@ -184,18 +190,9 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
     rank += bs;
     clock.lap("Q^T A");
   }
-  Matrix<float> uhat(b, rank, rank, "Uhat"), s(b, rank, 1, "S"), v(b, n, rank, "V");
-  rep.orthonormalizers.push_back(
-      to_string(svd_through_gram(b, MatrixView<const float>(bt.view()).block(0, 0, n, rank), v, s, uhat)));
-  clock.lap("small SVD");
-  const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  res.U = outputs(m, rank, "U");
-  prod.gemm(Op::N, Op::N, 1.0f, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, 0.0f, res.U);
-  res.S = outputs(rank, 1, "S");
-  b.copy(s.view(), res.S.view());
-  res.V = outputs(n, rank, "V");
-  b.copy(v.view(), res.V.view());
-  clock.lap("U = Q Uhat");
+  assemble(b, prod, MatrixView<const float>(bt.view()).block(0, 0, n, rank),
+           MatrixView<const float>(q.view()).block(0, 0, m, rank), rank, out ? out : backend_matrices(b), res);
+  clock.lap("small SVD, U = Q Uhat");
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm2 > 0 ? std::sqrt(norm2) : 1.0);
   return res;
 }

@@ -63,12 +63,7 @@ Matrix<float> down_the_tree(Backend& b, Communicator& comm, int parent, index_t 
 DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<const float> a,
                                        const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();
-  require_same_on_every_rank(comm, {{"A.cols", n}});
-  require_on_every_rank(comm, n >= 1, "A.cols", n, "must be >= 1");
-  require_on_every_rank(comm, m >= 1, "A.rows", m, "must be >= 1 on every rank (each rank holds its own rows)");
-  std::int64_t total = 0;
-  for (std::int64_t rows : comm.allgather({m})) total += rows;
-  require(total >= n, "total rows", total, "must be >= A.cols = " + std::to_string(n));
+  require_distributed_qr_arguments(comm, a);
   require_space(a, b.memory_space(), "A");
 
   DistributedQrResult res;
