@@ -247,6 +247,24 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exe
   return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
 }
 
+namespace kokkos_api {
+
+/// A distributed QR's views: Q (this rank's rows) and R from `out`, the report into `distribution`.
+template <class Exec>
+TsqrViews<typename Exec::memory_space> distributed_qr_views(const ViewOutputs<Exec>& out, const Backend& backend,
+                                                            const DistributedQrResult& r,
+                                                            DistributedReport* distribution) {
+  if (distribution) *distribution = r.report;
+  TsqrViews<typename Exec::memory_space> v;
+  v.Q = out.matrix("Q");
+  v.R = out.matrix("R");
+  v.report.backend = backend.description();
+  v.report.levels = r.report.tree_levels;
+  return v;
+}
+
+}  // namespace kokkos_api
+
 /// A = Q R for A distributed by rows over `comm` (see distributed_tsqr(Backend&, ...)) on `exec`:
 /// Q holds this rank's rows, R is the same on every rank.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
@@ -255,14 +273,8 @@ TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Commun
   kokkos_api::require_reachable<Exec, AView>();
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  DistributedQrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
-  if (distribution) *distribution = r.report;
-  TsqrViews<typename Exec::memory_space> v;
-  v.Q = out.matrix("Q");
-  v.R = out.matrix("R");
-  v.report.backend = backend->description();
-  v.report.levels = r.report.tree_levels;
-  return v;
+  const DistributedQrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
+  return kokkos_api::distributed_qr_views(out, *backend, r, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
@@ -274,13 +286,8 @@ TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& 
   kokkos_api::require_reachable<Exec, AView>();
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  DistributedQrResult r = distributed_rand_cholesky_qr(*backend, comm, view_of(a, "A"), out.allocator());
-  if (distribution) *distribution = r.report;
-  TsqrViews<typename Exec::memory_space> v;
-  v.Q = out.matrix("Q");
-  v.R = out.matrix("R");
-  v.report.backend = backend->description();
-  return v;
+  const DistributedQrResult r = distributed_rand_cholesky_qr(*backend, comm, view_of(a, "A"), out.allocator());
+  return kokkos_api::distributed_qr_views(out, *backend, r, distribution);
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the
