@@ -18,6 +18,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -499,7 +500,8 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
 
 bool tc_gemm_takes_slices(const TcOperand& a) {
   const index_t slice_k = a.op == Op::N ? a.cols : a.rows;
-  return choose_wgmma() && !a.fp16 && slice_k % 64 == 0 && a.slice_stride % 4 == 0 && a.ld % 4 == 0 &&
+  return choose_wgmma() && !a.fp16 && slice_k % 64 == 0 && slice_k <= std::numeric_limits<int>::max() &&
+         a.slice_stride % 4 == 0 && a.ld % 4 == 0 &&
          reinterpret_cast<std::uintptr_t>(a.data) % 16 == 0;
 }
 

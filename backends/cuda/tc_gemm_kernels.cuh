@@ -82,7 +82,8 @@ struct StreamGemmArgs {
   bool x_k_major;
   index_t rows, k;
   /// K in slices of x_slice_k (a multiple of the kernel's slices), x_slice_stride elements apart
-  /// (a multiple of 4): q = q' + s x_slice_k is column q' of slice s. Unsliced: x_slice_k = k.
+  /// (a multiple of 4): q = q' + s x_slice_k is column q' of slice s. Unsliced: x_slice_k = k; sliced, below
+  /// 2^31 (the kernel divides in 32 bits).
   index_t x_slice_k, x_slice_stride;
   const void* p_hi;        ///< p_rows_p x p_k at p_hi[q + r * p_ld], K-contiguous; 16-byte aligned rows
   const void* p_lo;        ///< unshifted lo parts, the same layout (null: P is FP16)

@@ -22,6 +22,11 @@ namespace cg = cooperative_groups;
 // kLoads: loads in flight per thread in the scan; at least kBlocksPerSm blocks per multiprocessor
 // (registers capped to match), so that enough of them are in flight to stream an operand.
 constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 32;
+// Columns of C a thread resolves in one row (join_row): its flags are read once, and the terms a
+// thread joins over kGroup columns vary less from thread to thread than over one, so that a
+// warp's threads finish together.
+constexpr int kGroup = 8;
+static_assert(4 * kGroup <= 32, "a nibble per column of a group in one word");
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
@@ -29,12 +34,17 @@ struct Operand {
   index_t rows, cols, ld;  // as stored (all slices: K = rows if transposed, else cols)
   bool transposed, fp16;
   index_t slice_k, slice_stride;  // K in slices of slice_k, slice_stride apart (TcOperand::slices)
-  __device__ float stored(index_t r, index_t c) const {
-    index_t& q = transposed ? r : c;
-    const index_t s = q / slice_k;
-    q -= s * slice_k;
-    const index_t e = s * slice_stride + r + c * ld;
+  bool one_slice;
+  index_t rs, qs;  // with one slice, op(X)(r, q) is element r * rs + q * qs
+  __device__ float element(index_t e) const {
     return fp16 ? __half2float(static_cast<const __half*>(data)[e]) : static_cast<const float*>(data)[e];
+  }
+  // No reference to r or c (one chosen at run time would put both on the stack, and local
+  // stores go through to L2: 6.6 GB of them in a 1 GiB scan); no division in the usual one slice.
+  __device__ float stored(index_t r, index_t c) const {
+    const index_t q = transposed ? r : c;
+    const index_t s = q < slice_k ? 0 : q / slice_k, start = s * slice_k;
+    return element(s * slice_stride + (transposed ? r - start : r) + (transposed ? c : c - start) * ld);
   }
   __device__ float operator()(index_t r, index_t q) const { return transposed ? stored(q, r) : stored(r, q); }
 };
@@ -61,7 +71,7 @@ __device__ void record(const NonfiniteLines& lines, index_t line, index_t q, flo
     return;
   }
   const int t = atomicAdd(lines.count + line, 1);
-  if (t < lines.capacity) lines.list[line * lines.capacity + t] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
+  if (t < lines.capacity) lines.list[t * lines.lines + line] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
 }
 
 /// Bit u set where v[u] is Inf or NaN. The scans record those entries by reading them again:
@@ -73,67 +83,104 @@ __device__ unsigned nonfinite_mask(const float (&v)[kLoads]) {
   return bad;
 }
 
-/// The Inf and NaN entries of the stored columns of x that are reached lines, each read by
-/// consecutive threads (coalesced).
-__device__ void scan_columns(const Operand& x, const NonfiniteLines& lines) {
+__device__ float to_float(float x) { return x; }
+__device__ float to_float(__half x) { return __half2float(x); }
+
+/// One K slice of an operand as a plain stored matrix: element (r, c) at p[r + c * ld], (r0, c0)
+/// the operand's stored coordinates of its first element. The scans read through it, so that each
+/// load costs an add to a pointer, not Operand::stored's index arithmetic (which made a 1 GiB scan
+/// instruction-bound at a quarter of the memory bandwidth).
+template <class T>
+struct Slice {
+  const T* p;
+  index_t rows, cols, ld, r0, c0;
+  __device__ Slice(const Operand& x, index_t s)
+      : p(static_cast<const T*>(x.data) + s * x.slice_stride), rows(x.transposed ? x.slice_k : x.rows),
+        cols(x.transposed ? x.cols : x.slice_k), ld(x.ld), r0(x.transposed ? s * x.slice_k : 0),
+        c0(x.transposed ? 0 : s * x.slice_k) {}
+};
+
+__device__ index_t slice_count(const Operand& x) { return (x.transposed ? x.rows : x.cols) / x.slice_k; }
+
+/// The Inf and NaN entries of the stored columns of x that are reached lines (a line is a stored
+/// column, its stored rows are K), each column read by consecutive threads (coalesced).
+template <class T>
+__device__ void scan_columns(const Slice<T>& x, const NonfiniteLines& lines) {
   for (index_t col = blockIdx.x; col < x.cols; col += gridDim.x) {
-    if (!lines.left[col]) continue;
+    if (!lines.left[x.c0 + col]) continue;
+    const T* column = x.p + col * x.ld;
     for (index_t row0 = threadIdx.x; row0 < x.rows; row0 += kLoads * blockDim.x) {
       float v[kLoads];
 #pragma unroll
       for (int u = 0; u < kLoads; ++u) {
         const index_t row = row0 + u * blockDim.x;
-        v[u] = row < x.rows ? x.stored(row, col) : 0.0f;
+        v[u] = row < x.rows ? to_float(column[row]) : 0.0f;
       }
       for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
         const index_t row = row0 + (__ffs(bad) - 1) * blockDim.x;
-        record(lines, col, row, x.stored(row, col));
+        record(lines, x.c0 + col, x.r0 + row, to_float(column[row]));
       }
     }
   }
 }
 
-/// The same for the stored rows of x that are reached lines: blocks of blockDim.x rows by
-/// kColumnsPerItem columns, a thread per row (consecutive rows: coalesced); a block with no
-/// reached row skips its item, so a few reached rows cost a few blocks' reads, not a pass over x.
-__device__ void scan_rows(const Operand& x, const NonfiniteLines& lines) {
+/// The same for the stored rows of x that are reached lines (stored columns are K): blocks of
+/// blockDim.x rows by kColumnsPerItem columns, a thread per row (consecutive rows: coalesced); a
+/// block with no reached row skips its item, so a few reached rows cost a few blocks' reads, not a
+/// pass over x.
+template <class T>
+__device__ void scan_rows(const Slice<T>& x, const NonfiniteLines& lines) {
   const index_t row_blocks = (x.rows + blockDim.x - 1) / blockDim.x;
   const index_t items = row_blocks * ((x.cols + kColumnsPerItem - 1) / kColumnsPerItem);
   for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
     const index_t row = (item % row_blocks) * blockDim.x + threadIdx.x, col0 = (item / row_blocks) * kColumnsPerItem;
-    const bool reached = row < x.rows && lines.left[row];
+    const bool reached = row < x.rows && lines.left[x.r0 + row];
     if (!__syncthreads_or(reached)) continue;
     const index_t col_end = col0 + kColumnsPerItem < x.cols ? col0 + kColumnsPerItem : x.cols;
     for (index_t c0 = col0; reached && c0 < col_end; c0 += kLoads) {
+      const T* at = x.p + row + c0 * x.ld;
       float v[kLoads];
 #pragma unroll
-      for (int u = 0; u < kLoads; ++u) v[u] = c0 + u < col_end ? x.stored(row, c0 + u) : 0.0f;
+      for (int u = 0; u < kLoads; ++u) v[u] = c0 + u < col_end ? to_float(at[u * x.ld]) : 0.0f;
       for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
-        const index_t col = c0 + __ffs(bad) - 1;
-        record(lines, row, col, x.stored(row, col));
+        const int u = __ffs(bad) - 1;
+        record(lines, x.r0 + row, x.c0 + c0 + u, to_float(at[u * x.ld]));
       }
     }
+  }
+}
+
+template <class T>
+__device__ void scan_slices(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+  for (index_t s = 0; s < slice_count(x); ++s) {
+    const Slice<T> slice(x, s);
+    if (line_is_col)
+      scan_columns(slice, lines);
+    else
+      scan_rows(slice, lines);
   }
 }
 
 /// The Inf and NaN entries of the lines of x the kernel reached (rows of op(A) or columns of
 /// op(B)); a line is a stored column when `line_is_col`, else a stored row.
 __device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
-  if (line_is_col)
-    scan_columns(x, lines);
+  if (x.fp16)
+    scan_slices<__half>(x, line_is_col, lines);
   else
-    scan_rows(x, lines);
+    scan_slices<float>(x, line_is_col, lines);
 }
 
-/// The kinds of the listed infinities of `line` times their partners: op(B)(q, other) for a row
-/// of op(A), op(A)(other, q) for a column of op(B); stops once the sum is settled as NaN.
-__device__ unsigned join_listed(const EpilogueArgs& f, const NonfiniteLines& lines, index_t line, index_t other,
-                                bool rows, unsigned bits) {
-  const int* list = lines.list + line * lines.capacity;
-  for (int t = 0; t < lines.count[line] && !settled(bits); ++t) {
-    const index_t q = (list[t] > 0 ? list[t] : -list[t]) - 1;
-    const float infinity = list[t] > 0 ? INFINITY : -INFINITY;
-    bits |= kind(infinity * (rows ? f.b(q, other) : f.a(other, q)));
+/// A listed infinity +-(q + 1): its index q in the line and its value.
+__device__ index_t listed_index(int entry) { return (entry > 0 ? entry : -entry) - 1; }
+__device__ float listed_infinity(int entry) { return entry > 0 ? INFINITY : -INFINITY; }
+
+/// The kinds of the listed infinities of column j of op(B) times op(A)(i, q), added to `bits`;
+/// stops once the sum is settled as NaN.
+__device__ unsigned join_column(const EpilogueArgs& f, index_t i, index_t j, unsigned bits) {
+  const NonfiniteLines& cols = f.state.cols;
+  for (int t = 0; t < cols.count[j] && !settled(bits); ++t) {
+    const int entry = cols.list[t * cols.lines + j];
+    bits |= kind(listed_infinity(entry) * f.a(i, listed_index(entry)));
   }
   return bits;
 }
@@ -145,11 +192,56 @@ __device__ unsigned join_all(const EpilogueArgs& f, index_t i, index_t j) {
   return bits;
 }
 
-__device__ unsigned term_kinds(const EpilogueArgs& f, index_t i, index_t j) {
+/// op(X)(r, q), without Operand::stored's slice arithmetic where there is one slice.
+__device__ float entry_of(const Operand& x, index_t r, index_t q) {
+  return x.one_slice ? x.element(r * x.rs + q * x.qs) : x(r, q);
+}
+
+/// The kinds of row i's listed infinities times op(B)(q, j0 + u) for the columns u in `open`,
+/// each column until its sum is settled as NaN, as a nibble per column (u in bits 4u .. 4u + 3);
+/// NaN for a row holding a NaN, nothing for a row with more infinities than its list
+/// (term_kinds joins those over K). The first two terms of every column are loaded at once; the
+/// columns still open are then walked one after another: a column settles after a few terms, and
+/// a warp whose threads joined all their columns in lockstep would run as many rounds as its
+/// slowest column needs (about 10 for 256 columns, against 3).
+__device__ unsigned join_row(const EpilogueArgs& f, index_t i, index_t j0, unsigned open) {
+  const NonfiniteLines& rows = f.state.rows;
+  if (rows.nan[i]) return kNotANumber * 0x11111111u;
+  const int count = rows.count[i] > rows.capacity ? 0 : rows.count[i];
+  if (count == 0) return 0u;
+  const int first = rows.list[i], second = count > 1 ? rows.list[rows.lines + i] : first;
+  float x[kGroup], y[kGroup];
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u) {
+    const bool needed = open >> u & 1u;
+    x[u] = needed ? entry_of(f.b, listed_index(first), j0 + u) : 0.0f;
+    y[u] = needed ? entry_of(f.b, listed_index(second), j0 + u) : 0.0f;
+  }
+  unsigned nibbles = 0;
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u)
+    if (open >> u & 1u) {
+      const unsigned bits = kind(listed_infinity(first) * x[u]) | kind(listed_infinity(second) * y[u]);
+      nibbles |= bits << 4 * u;
+      if (settled(bits) || count <= 2) open &= ~(1u << u);
+    }
+  for (int t = 2, u = __ffs(open) - 1; open;) {
+    const int entry = rows.list[t * rows.lines + i];
+    nibbles |= kind(listed_infinity(entry) * entry_of(f.b, listed_index(entry), j0 + u)) << 4 * u;
+    if (settled(nibbles >> 4 * u & 0xfu) || ++t == count) {
+      open &= open - 1;
+      u = __ffs(open) - 1, t = 2;
+    }
+  }
+  return nibbles;
+}
+
+/// The kinds of every term of element (i, j), given its row's (join_row).
+__device__ unsigned term_kinds(const EpilogueArgs& f, index_t i, index_t j, unsigned row_bits) {
   const NonfiniteLines &rows = f.state.rows, &cols = f.state.cols;
-  if (rows.nan[i] || cols.nan[j]) return kNotANumber;
+  if (settled(row_bits) || cols.nan[j]) return kNotANumber;
   if (rows.count[i] > rows.capacity || cols.count[j] > cols.capacity) return join_all(f, i, j);
-  return join_listed(f, cols, j, i, false, join_listed(f, rows, i, j, true, 0u));
+  return join_column(f, i, j, row_bits);
 }
 
 /// op(A)(i, :) op(B)(:, j) in FP32, summed in order as SGEMM sums.
@@ -159,10 +251,40 @@ __device__ float fp32_dot(const EpilogueArgs& f, index_t i, index_t j) {
   return sum;
 }
 
-__device__ float resolve(const EpilogueArgs& f, index_t i, index_t j) {
-  const unsigned bits = term_kinds(f, i, j);
+/// The element's value, given the kinds of all its terms.
+__device__ float value_of(const EpilogueArgs& f, index_t i, index_t j, unsigned bits) {
   if (!bits) return fp32_dot(f, i, j);  // finite terms whose split sums overflowed
   return settled(bits) ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
+}
+
+/// The elements of row i in columns j0 .. j0 + kGroup - 1 that the kernel left, resolved and
+/// their class bytes zeroed (consecutive threads take consecutive rows: the class bytes, the
+/// rows' flags and lists are read coalesced).
+__device__ void resolve_group(const EpilogueArgs& f, index_t i, index_t j0) {
+  auto* classes = reinterpret_cast<unsigned char*>(f.state.classes);
+  unsigned left = 0;
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u)
+    if (j0 + u < f.n && (classes[i + (j0 + u) * f.m] & kLeftByKernel)) left |= 1u << u;
+  if (!left) return;
+  // Where the row's infinities are all listed and a column of op(B) is finite (the usual case:
+  // one operand holds the Inf and NaN), the row's kinds are the element's: no further load.
+  const NonfiniteLines& cols = f.state.cols;
+  unsigned row_decides = 0;
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u)
+    if ((left >> u & 1u) && !cols.nan[j0 + u] && cols.count[j0 + u] == 0) row_decides |= 1u << u;
+  if (f.state.rows.count[i] > f.state.rows.capacity) row_decides = 0;
+  const unsigned row_nibbles = join_row(f, i, j0, left);
+  for (; left; left &= left - 1) {
+    const int u = __ffs(left) - 1;
+    const index_t j = j0 + u;
+    const unsigned row_bits = row_nibbles >> 4 * u & 0xfu;
+    float* cij = f.c + i + j * f.ldc;
+    const float v = f.alpha * value_of(f, i, j, row_decides >> u & 1u ? row_bits : term_kinds(f, i, j, row_bits));
+    *cij = f.beta == 0.0f ? v : v + f.beta * *cij;
+    classes[i + j * f.m] = 0;
+  }
 }
 
 __device__ void clear(const NonfiniteLines& lines, index_t count, index_t thread, index_t threads) {
@@ -180,19 +302,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) epilogue_kernel(Epilog
   scan(f.b, !f.b.transposed, f.state.cols);
   grid.sync();
   // 2. Every left element resolved.
-  for (index_t w = thread; w < (f.m * f.n + 3) / 4; w += threads) {
-    const unsigned word = f.state.classes[w];
-    if (word == 0) continue;
-    for (int b = 0; b < 4; ++b) {
-      const index_t e = 4 * w + b;
-      if (((word >> (8 * b)) & kLeftByKernel) == 0 || e >= f.m * f.n) continue;
-      const index_t i = e % f.m, j = e / f.m;
-      float* cij = f.c + i + j * f.ldc;
-      const float v = f.alpha * resolve(f, i, j);
-      *cij = f.beta == 0.0f ? v : v + f.beta * *cij;
-    }
-    f.state.classes[w] = 0;
-  }
+  const index_t groups = (f.n + kGroup - 1) / kGroup;
+  for (index_t item = thread; item < f.m * groups; item += threads) resolve_group(f, item % f.m, item / f.m * kGroup);
   grid.sync();
   // 3. The state zeroed for the next product (whose plan kernel lowers the flag).
   clear(f.state.rows, f.m, thread, threads);
@@ -218,7 +329,7 @@ Operand operand_of(const TcOperand& x) {
   const bool t = x.op == Op::T;
   const index_t k = t ? x.rows : x.cols;
   return Operand{x.data, t ? k * x.slices : x.rows, t ? x.cols : k * x.slices, x.ld, t, x.fp16, std::max<index_t>(k, 1),
-                 x.slice_stride};
+                 x.slice_stride, x.slices <= 1, t ? x.ld : 1, t ? 1 : x.ld};
 }
 
 /// Infinities listed per line: as many as the other dimension (so that each operand's lists take
@@ -251,6 +362,7 @@ struct StateLayout {
     l.nan = at + aligned(4 * static_cast<std::size_t>(lines) * (1 + capacity));
     l.left = l.nan + lines;
     l.capacity = capacity;
+    l.lines = lines;
     return l;
   }
 };

@@ -33,8 +33,10 @@ struct NonfiniteLines {
   unsigned char* nan = nullptr;    ///< a line holds a NaN
   unsigned char* left = nullptr;   ///< the kernel left an element of C in this line (only such lines are read)
   int* count = nullptr;            ///< infinities in a line (may exceed capacity)
-  int* list = nullptr;             ///< line * capacity + t: +-(q + 1), the sign the infinity's
+  int* list = nullptr;             ///< t * lines + line: +-(q + 1), the sign the infinity's (t-major:
+                                   ///< consecutive lines' t-th entries are read together)
   int capacity = 0;
+  index_t lines = 0;
 };
 
 /// Device memory of the epilogue. Flags and counts are zero between products (the epilogue
