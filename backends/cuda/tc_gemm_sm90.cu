@@ -139,8 +139,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
           }
         } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
-          // 32-bit division: a 64-bit one is a called routine, whose registers cost the consumers'
-          // code 13% (bench_gemm.md).
+          // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
+          // split product about 10% slower (bench_gemm.md).
           const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
           if (K_MAJOR) {
             for (int h = 0; h < kBK / 32; ++h)
