@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "distributed/distributed.hpp"
 #include "lra/randomized_lra.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "io/matrix_io.hpp"
 #include "options.hpp"
 #include "randnla/backend.hpp"

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "distributed/distributed.hpp"
 #include "io/matrix_io.hpp"
 #include "mpi/mpi_communicator.hpp"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "io/matrix_io.hpp"
 #include "rsvd/rsvd.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "io/matrix_io.hpp"
 #include "rsvd/rsvd.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
 

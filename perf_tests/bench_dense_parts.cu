@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "cuda/symmetric_eig.cuh"
 #include "portable/lapack.hpp"
 #include "orthonormalize/orthonormalize.hpp"

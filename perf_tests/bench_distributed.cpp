@@ -18,7 +18,7 @@
 #include <functional>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "distributed/distributed.hpp"
 #include "mpi/mpi_communicator.hpp"
 #ifdef RANDNLA_BENCH_NCCL

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 
 using namespace randnla;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 #include "lra/randomized_lra.hpp"
 

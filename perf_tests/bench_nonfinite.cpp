@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 
 using namespace randnla;

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "tsqr/tsqr.hpp"

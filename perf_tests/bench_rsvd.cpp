@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 #include "rsvd/rsvd.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 

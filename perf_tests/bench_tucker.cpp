@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "bench_common.hpp"
 #include "tucker/tucker.hpp"
 

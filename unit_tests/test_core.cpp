@@ -6,7 +6,7 @@
 #include <string>
 #include <limits>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "distributed/distributed.hpp"
 #include "mpi/mpi_communicator.hpp"
 #ifdef RANDNLA_TEST_NCCL

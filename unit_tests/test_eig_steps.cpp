@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "cuda/tridiagonal_dc.cuh"
 #include "cuda/tridiagonalize.cuh"
 #include "test_support.hpp"

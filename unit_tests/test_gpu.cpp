@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "lra/randomized_lra.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "rsvd/rsvd.hpp"

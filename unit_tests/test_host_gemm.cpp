@@ -1,6 +1,6 @@
 // Host emulation of SHGEMM / TCEC-SGEMM against an FP64 reference (SHGEMM paper Fig. 5 inputs,
 // TCEC paper exponent classes), and the error measures' ability to fail.
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "test_support.hpp"
 
 namespace randnla {

@@ -2,7 +2,7 @@
 // breakdown fallback), the symmetric eigensolver and the SVD through the Gram matrix.
 #include <cmath>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "rsvd/svd_through_gram.hpp"

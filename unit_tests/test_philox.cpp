@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"
 #include "randnla/random_operator.hpp"

@@ -10,7 +10,7 @@
 //   A_Cauchy: a_ij = 1 / (|x_i - y_j| + gamma), gamma = 1e-3, x, y uniform in (-1e-3, 1e-3).
 #include <cmath>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "rsvd/rsvd.hpp"
 #include "test_support.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 #include "portable/lapack.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"

@@ -334,7 +334,7 @@ class PortableBackend final : public Backend {
 
 /// A Backend that queues its work on `exec` (an execution-space instance) and allocates in
 /// Exec::memory_space. Kokkos must be initialised while the backend and its allocations are used.
-/// Included by backends.cpp alone, which makes one for each execution space Kokkos was built with.
+/// Included by choose_backend.cpp alone, which makes one for each execution space Kokkos was built with.
 template <class Exec>
 std::unique_ptr<Backend> make_portable_backend(const Exec& exec) {
   return std::make_unique<portable::PortableBackend<Exec>>(exec);

@@ -1,4 +1,5 @@
-// Choosing a backend. Every algorithm takes a Backend&; these make one.
+// Choosing a backend: every algorithm takes a Backend&; these make one (backends/choose_backend.cpp,
+// which alone knows the backends behind them).
 #pragma once
 
 #include <memory>

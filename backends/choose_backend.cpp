@@ -1,4 +1,4 @@
-#include "backends.hpp"
+#include "randnla/backends.hpp"
 
 #include <map>
 #include <mutex>
