@@ -64,6 +64,13 @@ void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
       {"sequential, fp32", TuckerVariant::SequentiallyTruncated, SketchPrecision::FP32, Orthonormalizer::Householder},
       {"sequential, shgemm-fp16", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
        Orthonormalizer::Auto},
+      // The same with the other orthonormalisers: their share of the time (N small tall QRs).
+      {"sequential, shgemm-fp16, Householder", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+       Orthonormalizer::Householder},
+      {"sequential, shgemm-fp16, CholeskyQR2", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+       Orthonormalizer::CholeskyQR2},
+      {"sequential, shgemm-fp16, TSQR", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+       Orthonormalizer::Tsqr},
       {"single-pass, shgemm-fp16", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16, Orthonormalizer::Auto},
       {"single-pass, shgemm-fp16, 1 GiB slabs", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16,
        Orthonormalizer::Auto, std::size_t{1} << 30},
