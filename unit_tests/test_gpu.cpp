@@ -415,11 +415,11 @@ TEST(Gpu, NonFiniteProductsKeepBetaC) {
 
 // Many infinities, in both operands and either op: 0.4% of A's entries +-Inf, a row of op(A) with
 // more infinities (200) than the epilogue lists per line, columns of op(B) holding an Inf, a
-// NaN, or zeros that meet A's infinities. Every element's kind must be SGEMM's.
-TEST(Gpu, ManyInfinitiesInEitherOperandJoinAsInSgemm) {
-  RANDNLA_REQUIRE_GPU();
+// NaN, or zeros that meet A's infinities. Every element's kind must be SGEMM's. At k = 300 the
+// epilogue joins a row's terms through op(B)'s sign bits; at m = 24, k = 2000 those would exceed
+// C's left-element bytes and it reads op(B) itself.
+void expect_many_infinities_join_as_in_sgemm(index_t m, index_t n, index_t k) {
   auto dev = make_backend(BackendKind::Cuda);
-  const index_t m = 180, n = 140, k = 300;
   auto a = test::random_matrix(m, k, Elements::Normal, 71);
   auto b = fp16_exact(test::random_matrix(k, n, Elements::Normal, 72));
   const auto coin = test::random_matrix(m, k, Elements::Uniform01, 73);
@@ -456,10 +456,46 @@ TEST(Gpu, ManyInfinitiesInEitherOperandJoinAsInSgemm) {
           int wrong = 0, finite = 0;
           for (std::size_t e = 0; e < h.data.size(); ++e) wrong += kind(h.data[e]) != kind(r.data[e]);
           for (float x : r.data) finite += kind(x) == 0;
-          EXPECT_EQ(wrong, 0) << kernel << (shgemm ? " shgemm " : " tcec ") << to_string(tc) << (op == Op::N ? " N" : " T")
-                              << " (" << finite << " finite elements in SGEMM's C)";
+          EXPECT_EQ(wrong, 0) << m << " x " << n << " x " << k << " " << kernel << (shgemm ? " shgemm " : " tcec ")
+                              << to_string(tc) << (op == Op::N ? " N" : " T") << " (" << finite
+                              << " finite elements in SGEMM's C)";
         }
     }
+  }
+}
+
+TEST(Gpu, ManyInfinitiesInEitherOperandJoinAsInSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  expect_many_infinities_join_as_in_sgemm(180, 140, 300);
+  expect_many_infinities_join_as_in_sgemm(24, 140, 2000);
+}
+
+// After a product whose epilogue listed many infinities, products of other shapes on the same
+// backend (the same workspace, its parts now elsewhere) are exact where finite and SGEMM's
+// kinds where not: the epilogue leaves its state zero.
+TEST(Gpu, NonFiniteEpilogueLeavesItsStateZero) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  struct Shape { index_t m, n, k; bool infinities; };
+  // 250 x 248 x 64 puts its row counts where 300 x 200 x 400 left its first lists.
+  for (const Shape& sh : {Shape{300, 200, 400, true}, Shape{250, 248, 64, true}, Shape{64, 96, 700, false},
+                          Shape{120, 40, 260, true}}) {
+    auto a = test::random_matrix(sh.m, sh.k, Elements::Normal, 81);
+    const auto coin = test::random_matrix(sh.m, sh.k, Elements::Uniform01, 82);
+    for (index_t i = 0; sh.infinities && i < sh.m; ++i)
+      for (index_t q = 0; q < sh.k; ++q)
+        if (coin(i, q) < 0.02f) a(i, q) = coin(i, q) < 0.01f ? INFINITY : -INFINITY;
+    const auto b = fp16_exact(test::random_matrix(sh.k, sh.n, Elements::Normal, 83));
+    const auto da = test::to_backend(*dev, a), db = test::to_backend(*dev, b);
+    Matrix<float> ref(*dev, sh.m, sh.n), c(*dev, sh.m, sh.n);
+    dev->product(Op::N, Op::N, 1.0f, da, db, 0.0f, ref, ProductPrecision::fp32());
+    dev->product(Op::N, Op::N, 1.0f, da, to_device_fp16(*dev, b), 0.0f, c, ProductPrecision::split_in(TensorCore::FP16));
+    const auto r = test::to_host(*dev, ref), h = test::to_host(*dev, c);
+    int wrong = 0;
+    for (std::size_t e = 0; e < h.data.size(); ++e)
+      wrong += kind(h.data[e]) != kind(r.data[e]) ||
+               (kind(r.data[e]) == 0 && !(std::fabs(h.data[e] - r.data[e]) <= 1e-4f * (1.0f + std::fabs(r.data[e]))));
+    EXPECT_EQ(wrong, 0) << sh.m << " x " << sh.n << " x " << sh.k;
   }
 }
 

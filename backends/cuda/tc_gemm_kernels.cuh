@@ -53,7 +53,7 @@ __device__ __forceinline__ void store_or_leave(const GemmArgs& args, const tc::N
   if (isfinite(main + corr * kSplitShiftInverse))
     store_c(args, unscale, i, j, main, corr);
   else
-    tc::leave_for_epilogue(nonfinite, i, j, args.m);
+    tc::leave_for_epilogue(nonfinite, i, j, args.m), tc::raise_flag(nonfinite);
 }
 
 /// Every product is launched for both Tensor Core paths, as instantiations for the packed element

@@ -293,15 +293,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 4; ++e)
         if (!((mask_x >> e) & 1)) store(e, 128, main_x[e]);
     }
-#pragma unroll 1
-    for (int e = 0; e < 68 && (mask | mask_x); ++e) {  // rare: kept out of the unrolled path
-      const bool extra = e >= 64;
-      if (!(extra ? (mask_x >> (e - 64)) & 1 : (mask >> e) & 1)) continue;
-      const int f = e % 64;
-      const index_t r = row(f), c = col(f, extra ? 128 : 0);
+    auto leave = [&](int e, index_t col_offset) {
+      const index_t r = row(e), c = col(e, col_offset);
       const index_t i = args.transpose_c ? c : r, j = args.transpose_c ? r : c;
       if (i < args.c_args.m && j < args.c_args.n) leave_for_epilogue(args.nonfinite, i, j, args.c_args.m);
-    }
+    };
+    // Rare, kept out of the unrolled path: a rolled walk over the elements left.
+#pragma unroll 1
+    for (std::uint64_t rest = mask; rest; rest &= rest - 1) leave(__ffsll(static_cast<long long>(rest)) - 1, 0);
+#pragma unroll 1
+    for (unsigned rest = mask_x; rest; rest &= rest - 1) leave(__ffs(rest) - 1, 128);
+    if (mask | mask_x) raise_flag(args.nonfinite);
   }
 #endif
 }

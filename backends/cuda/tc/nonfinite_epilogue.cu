@@ -21,12 +21,7 @@ namespace cg = cooperative_groups;
 
 // kLoads: loads in flight per thread in the scan; at least kBlocksPerSm blocks per multiprocessor
 // (registers capped to match), so that enough of them are in flight to stream an operand.
-constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 32;
-// Columns of C a thread resolves in one row (join_row): its flags are read once, and the terms a
-// thread joins over kGroup columns vary less from thread to thread than over one, so that a
-// warp's threads finish together.
-constexpr int kGroup = 8;
-static_assert(4 * kGroup <= 32, "a nibble per column of a group in one word");
+constexpr int kThreads = 256, kBlocksPerSm = 4, kLoads = 8, kColumnsPerItem = 32, kTermsAtOnce = 4;
 
 /// An operand as the epilogue reads it: op(X)(r, q), FP32 or FP16, and its stored elements.
 struct Operand {
@@ -65,13 +60,17 @@ __device__ bool settled(unsigned bits) {
   return (bits & kNotANumber) || ((bits & kPlusInf) && (bits & kMinusInf));
 }
 
-__device__ void record(const NonfiniteLines& lines, index_t line, index_t q, float x) {
+/// Entry x = op(X)(line, q) or op(X)(q, line) of a line, Inf or NaN. A listed infinity of a row
+/// of op(A) marks row q of op(B) as `needed` (null for the columns of op(B), or without signs).
+__device__ void record(const NonfiniteLines& lines, index_t line, index_t q, float x, unsigned char* needed) {
   if (isnan(x)) {
     lines.nan[line] = 1;
     return;
   }
   const int t = atomicAdd(lines.count + line, 1);
-  if (t < lines.capacity) lines.list[t * lines.lines + line] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
+  if (t >= lines.capacity) return;
+  lines.list[t * lines.lines + line] = x > 0 ? static_cast<int>(q + 1) : -static_cast<int>(q + 1);
+  if (needed && !needed[q]) needed[q] = 1;
 }
 
 /// Bit u set where v[u] is Inf or NaN. The scans record those entries by reading them again:
@@ -105,7 +104,7 @@ __device__ index_t slice_count(const Operand& x) { return (x.transposed ? x.rows
 /// The Inf and NaN entries of the stored columns of x that are reached lines (a line is a stored
 /// column, its stored rows are K), each column read by consecutive threads (coalesced).
 template <class T>
-__device__ void scan_columns(const Slice<T>& x, const NonfiniteLines& lines) {
+__device__ void scan_columns(const Slice<T>& x, const NonfiniteLines& lines, unsigned char* needed) {
   for (index_t col = blockIdx.x; col < x.cols; col += gridDim.x) {
     if (!lines.left[x.c0 + col]) continue;
     const T* column = x.p + col * x.ld;
@@ -118,7 +117,7 @@ __device__ void scan_columns(const Slice<T>& x, const NonfiniteLines& lines) {
       }
       for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
         const index_t row = row0 + (__ffs(bad) - 1) * blockDim.x;
-        record(lines, x.c0 + col, x.r0 + row, to_float(column[row]));
+        record(lines, x.c0 + col, x.r0 + row, to_float(column[row]), needed);
       }
     }
   }
@@ -129,7 +128,7 @@ __device__ void scan_columns(const Slice<T>& x, const NonfiniteLines& lines) {
 /// block with no reached row skips its item, so a few reached rows cost a few blocks' reads, not a
 /// pass over x.
 template <class T>
-__device__ void scan_rows(const Slice<T>& x, const NonfiniteLines& lines) {
+__device__ void scan_rows(const Slice<T>& x, const NonfiniteLines& lines, unsigned char* needed) {
   const index_t row_blocks = (x.rows + blockDim.x - 1) / blockDim.x;
   const index_t items = row_blocks * ((x.cols + kColumnsPerItem - 1) / kColumnsPerItem);
   for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -144,30 +143,30 @@ __device__ void scan_rows(const Slice<T>& x, const NonfiniteLines& lines) {
       for (int u = 0; u < kLoads; ++u) v[u] = c0 + u < col_end ? to_float(at[u * x.ld]) : 0.0f;
       for (unsigned bad = nonfinite_mask(v); bad; bad &= bad - 1) {
         const int u = __ffs(bad) - 1;
-        record(lines, x.r0 + row, x.c0 + c0 + u, to_float(at[u * x.ld]));
+        record(lines, x.r0 + row, x.c0 + c0 + u, to_float(at[u * x.ld]), needed);
       }
     }
   }
 }
 
 template <class T>
-__device__ void scan_slices(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+__device__ void scan_slices(const Operand& x, bool line_is_col, const NonfiniteLines& lines, unsigned char* needed) {
   for (index_t s = 0; s < slice_count(x); ++s) {
     const Slice<T> slice(x, s);
     if (line_is_col)
-      scan_columns(slice, lines);
+      scan_columns(slice, lines, needed);
     else
-      scan_rows(slice, lines);
+      scan_rows(slice, lines, needed);
   }
 }
 
 /// The Inf and NaN entries of the lines of x the kernel reached (rows of op(A) or columns of
 /// op(B)); a line is a stored column when `line_is_col`, else a stored row.
-__device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines) {
+__device__ void scan(const Operand& x, bool line_is_col, const NonfiniteLines& lines, unsigned char* needed) {
   if (x.fp16)
-    scan_slices<__half>(x, line_is_col, lines);
+    scan_slices<__half>(x, line_is_col, lines, needed);
   else
-    scan_slices<float>(x, line_is_col, lines);
+    scan_slices<float>(x, line_is_col, lines, needed);
 }
 
 /// A listed infinity +-(q + 1): its index q in the line and its value.
@@ -197,43 +196,86 @@ __device__ float entry_of(const Operand& x, index_t r, index_t q) {
   return x.one_slice ? x.element(r * x.rs + q * x.qs) : x(r, q);
 }
 
-/// The kinds of row i's listed infinities times op(B)(q, j0 + u) for the columns u in `open`,
-/// each column until its sum is settled as NaN, as a nibble per column (u in bits 4u .. 4u + 3);
-/// NaN for a row holding a NaN, nothing for a row with more infinities than its list
-/// (term_kinds joins those over K). The first two terms of every column are loaded at once; the
-/// columns still open are then walked one after another: a column settles after a few terms, and
-/// a warp whose threads joined all their columns in lockstep would run as many rounds as its
-/// slowest column needs (about 10 for 256 columns, against 3).
-__device__ unsigned join_row(const EpilogueArgs& f, index_t i, index_t j0, unsigned open) {
+/// Bit u set where op(B)(q, 32 w + u) > 0 (x) and where it is < 0 (y): a listed infinity of
+/// sign +1 times those gives +Inf and -Inf, and NaN for the rest (zeros and NaNs).
+__device__ uint2 signs_of_row(const EpilogueArgs& f, index_t q, index_t w, unsigned columns) {
+  const NonfiniteState& s = f.state;
+  if (s.signs) return s.signs[q * s.words + w];
+  uint2 signs = make_uint2(0u, 0u);
+  for (; columns; columns &= columns - 1) {
+    const int u = __ffs(columns) - 1;
+    const float v = entry_of(f.b, q, 32 * w + u);
+    signs.x |= (v > 0.0f ? 1u : 0u) << u, signs.y |= (v < 0.0f ? 1u : 0u) << u;
+  }
+  return signs;
+}
+
+/// The kinds of a row's terms in the 32 columns of a word, a mask per kind.
+struct RowKinds {
+  unsigned plus = 0, minus = 0, nan = 0;
+  __device__ unsigned of_column(int u) const {
+    return (plus >> u & 1u) * kPlusInf | (minus >> u & 1u) * kMinusInf | (nan >> u & 1u) * kNotANumber;
+  }
+};
+
+/// The kinds of the terms of row i's listed infinities in the 32 columns of word w; a column
+/// stops being joined once its sum is settled as NaN, the row once all of `open` are. NaN for a
+/// row holding a NaN, nothing for a row with more infinities than its list (term_kinds joins
+/// those over K).
+__device__ RowKinds join_row(const EpilogueArgs& f, index_t i, index_t w, unsigned open) {
   const NonfiniteLines& rows = f.state.rows;
-  if (rows.nan[i]) return kNotANumber * 0x11111111u;
+  RowKinds kinds;
+  if (rows.nan[i]) {
+    kinds.nan = ~0u;
+    return kinds;
+  }
   const int count = rows.count[i] > rows.capacity ? 0 : rows.count[i];
-  if (count == 0) return 0u;
-  const int first = rows.list[i], second = count > 1 ? rows.list[rows.lines + i] : first;
-  float x[kGroup], y[kGroup];
+  // kTermsAtOnce terms per round, their loads independent: a round costs two trips to memory
+  // (the list, then the signs), where one term at a time cost two per term.
+  for (int t = 0; t < count && open; t += kTermsAtOnce) {
+    int entry[kTermsAtOnce];
 #pragma unroll
-  for (int u = 0; u < kGroup; ++u) {
-    const bool needed = open >> u & 1u;
-    x[u] = needed ? entry_of(f.b, listed_index(first), j0 + u) : 0.0f;
-    y[u] = needed ? entry_of(f.b, listed_index(second), j0 + u) : 0.0f;
-  }
-  unsigned nibbles = 0;
+    for (int v = 0; v < kTermsAtOnce; ++v) entry[v] = t + v < count ? rows.list[(t + v) * rows.lines + i] : 0;
+    uint2 signs[kTermsAtOnce];
 #pragma unroll
-  for (int u = 0; u < kGroup; ++u)
-    if (open >> u & 1u) {
-      const unsigned bits = kind(listed_infinity(first) * x[u]) | kind(listed_infinity(second) * y[u]);
-      nibbles |= bits << 4 * u;
-      if (settled(bits) || count <= 2) open &= ~(1u << u);
+    for (int v = 0; v < kTermsAtOnce; ++v)
+      signs[v] = entry[v] ? signs_of_row(f, listed_index(entry[v]), w, open) : make_uint2(0u, 0u);
+#pragma unroll
+    for (int v = 0; v < kTermsAtOnce; ++v) {
+      if (!entry[v]) continue;
+      const unsigned plus = entry[v] > 0 ? signs[v].x : signs[v].y, minus = entry[v] > 0 ? signs[v].y : signs[v].x;
+      kinds.plus |= plus, kinds.minus |= minus, kinds.nan |= ~(plus | minus);
     }
-  for (int t = 2, u = __ffs(open) - 1; open;) {
-    const int entry = rows.list[t * rows.lines + i];
-    nibbles |= kind(listed_infinity(entry) * entry_of(f.b, listed_index(entry), j0 + u)) << 4 * u;
-    if (settled(nibbles >> 4 * u & 0xfu) || ++t == count) {
-      open &= open - 1;
-      u = __ffs(open) - 1, t = 2;
+    open &= ~(kinds.nan | (kinds.plus & kinds.minus));
+  }
+  return kinds;
+}
+
+/// The signs of the rows of op(B) that a listed infinity of op(A) meets, 32 columns to a word:
+/// a warp per 32 rows and one word, reading op(B) along its stored columns (coalesced).
+__device__ void record_signs(const EpilogueArgs& f, index_t warp, index_t warps) {
+  const NonfiniteState& s = f.state;
+  const int lane = threadIdx.x % 32;
+  const index_t blocks = (f.k + 31) / 32;
+  for (index_t item = warp; item < blocks * s.words; item += warps) {
+    const index_t q0 = item % blocks * 32, w = item / blocks, j0 = 32 * w;
+    const bool need = q0 + lane < f.k && s.needed[q0 + lane];
+    const unsigned needing = __ballot_sync(~0u, need);
+    if (!f.b.transposed && needing) {  // op(B)'s K stored contiguously: a lane per row
+      uint2 signs = make_uint2(0u, 0u);
+      for (int u = 0; u < 32 && j0 + u < f.n; ++u) {
+        const float v = need ? entry_of(f.b, q0 + lane, j0 + u) : 0.0f;
+        signs.x |= (v > 0.0f ? 1u : 0u) << u, signs.y |= (v < 0.0f ? 1u : 0u) << u;
+      }
+      if (need) s.signs[(q0 + lane) * s.words + w] = signs;
+    }
+    for (unsigned rest = f.b.transposed ? needing : 0u; rest; rest &= rest - 1) {  // a lane per column
+      const index_t q = q0 + __ffs(rest) - 1;
+      const float v = j0 + lane < f.n ? entry_of(f.b, q, j0 + lane) : 0.0f;
+      const uint2 signs = make_uint2(__ballot_sync(~0u, v > 0.0f), __ballot_sync(~0u, v < 0.0f));
+      if (lane == 0) s.signs[q * s.words + w] = signs;
     }
   }
-  return nibbles;
 }
 
 /// The kinds of every term of element (i, j), given its row's (join_row).
@@ -257,38 +299,72 @@ __device__ float value_of(const EpilogueArgs& f, index_t i, index_t j, unsigned 
   return settled(bits) ? __int_as_float(0x7fffffff) : (bits & kPlusInf ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
 }
 
-/// The elements of row i in columns j0 .. j0 + kGroup - 1 that the kernel left, resolved and
-/// their class bytes zeroed (consecutive threads take consecutive rows: the class bytes, the
-/// rows' flags and lists are read coalesced).
-__device__ void resolve_group(const EpilogueArgs& f, index_t i, index_t j0) {
-  auto* classes = reinterpret_cast<unsigned char*>(f.state.classes);
+/// Bit u set where column 32 w + u of op(B) holds Inf or NaN.
+__device__ unsigned nonfinite_columns(const NonfiniteLines& cols, index_t w) {
+  unsigned bits = 0;
+  for (index_t j = 32 * w; j < cols.lines && j < 32 * w + 32; ++j)
+    if (cols.nan[j] || cols.count[j]) bits |= 1u << (j - 32 * w);
+  return bits;
+}
+
+/// C(i, j) := v + beta C(i, j), C's old value read only where beta is nonzero (v: alpha times the sum).
+__device__ void store_element(float* cij, float v, float beta) { *cij = beta == 0.0f ? v : v + beta * *cij; }
+
+/// The elements of row i in the 32 columns of word w that the kernel left, resolved and their
+/// bytes zeroed (consecutive threads take consecutive rows: those bytes and C are read and
+/// written coalesced).
+__device__ void resolve_word(const EpilogueArgs& f, index_t i, index_t w) {
+  const NonfiniteLines& rows = f.state.rows;
+  const index_t j0 = 32 * w;
+  const int width = f.n - j0 < 32 ? static_cast<int>(f.n - j0) : 32;
+  unsigned char* left_at = f.state.left_elements + i + j0 * f.m;
   unsigned left = 0;
 #pragma unroll
-  for (int u = 0; u < kGroup; ++u)
-    if (j0 + u < f.n && (classes[i + (j0 + u) * f.m] & kLeftByKernel)) left |= 1u << u;
+  for (int u = 0; u < 32; ++u)
+    if (u < width && left_at[u * f.m]) left |= 1u << u;
   if (!left) return;
-  // Where the row's infinities are all listed and a column of op(B) is finite (the usual case:
-  // one operand holds the Inf and NaN), the row's kinds are the element's: no further load.
-  const NonfiniteLines& cols = f.state.cols;
-  unsigned row_decides = 0;
+  const RowKinds row = join_row(f, i, w, left);
+  const unsigned nan = row.nan | (row.plus & row.minus);
+  // Where the row's infinities are all listed and column j of op(B) is finite (the usual case:
+  // one operand holds the Inf and NaN), the row's kinds are the element's: no further load, and
+  // a loop unrolled over the word (addresses from constants), since every element may be left.
+  const unsigned by_row =
+      rows.count[i] <= rows.capacity ? left & ~f.state.nonfinite_columns[w] & (nan | row.plus | row.minus) : 0u;
+  float* c_at = f.c + i + j0 * f.ldc;
 #pragma unroll
-  for (int u = 0; u < kGroup; ++u)
-    if ((left >> u & 1u) && !cols.nan[j0 + u] && cols.count[j0 + u] == 0) row_decides |= 1u << u;
-  if (f.state.rows.count[i] > f.state.rows.capacity) row_decides = 0;
-  const unsigned row_nibbles = join_row(f, i, j0, left);
-  for (; left; left &= left - 1) {
-    const int u = __ffs(left) - 1;
+  for (int u = 0; u < 32; ++u) {
+    if (!(by_row >> u & 1u)) continue;
+    const float sum = nan >> u & 1u ? __int_as_float(0x7fffffff) : (row.plus >> u & 1u ? INFINITY : -INFINITY);
+    store_element(c_at + u * f.ldc, f.alpha * sum, f.beta);
+    left_at[u * f.m] = 0;
+  }
+  for (unsigned rest = left & ~by_row; rest; rest &= rest - 1) {
+    const int u = __ffs(rest) - 1;
     const index_t j = j0 + u;
-    const unsigned row_bits = row_nibbles >> 4 * u & 0xfu;
-    float* cij = f.c + i + j * f.ldc;
-    const float v = f.alpha * value_of(f, i, j, row_decides >> u & 1u ? row_bits : term_kinds(f, i, j, row_bits));
-    *cij = f.beta == 0.0f ? v : v + f.beta * *cij;
-    classes[i + j * f.m] = 0;
+    store_element(c_at + u * f.ldc, f.alpha * value_of(f, i, j, term_kinds(f, i, j, row.of_column(u))), f.beta);
+    left_at[u * f.m] = 0;
   }
 }
 
-__device__ void clear(const NonfiniteLines& lines, index_t count, index_t thread, index_t threads) {
-  for (index_t l = thread; l < count; l += threads) lines.nan[l] = lines.left[l] = 0, lines.count[l] = 0;
+/// The lines' flags, counts and lists zeroed (the state's memory is zero between products,
+/// whatever shape the next one has).
+__device__ void clear(const NonfiniteLines& lines, index_t thread, index_t threads) {
+  for (index_t l = thread; l < lines.lines; l += threads) {
+    const int listed = lines.count[l] < lines.capacity ? lines.count[l] : lines.capacity;
+    for (int t = 0; t < listed; ++t) lines.list[t * lines.lines + l] = 0;
+    lines.nan[l] = lines.left[l] = 0, lines.count[l] = 0;
+  }
+}
+
+/// The column words, the needed rows' flags and their signs zeroed.
+__device__ void clear_words(const EpilogueArgs& f, index_t thread, index_t threads) {
+  const NonfiniteState& s = f.state;
+  for (index_t w = thread; w < (f.n + 31) / 32; w += threads) s.nonfinite_columns[w] = 0;
+  for (index_t q = thread; s.needed && q < f.k; q += threads) {
+    if (!s.needed[q]) continue;
+    for (index_t w = 0; w < s.words; ++w) s.signs[q * s.words + w] = make_uint2(0u, 0u);
+    s.needed[q] = 0;
+  }
 }
 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) epilogue_kernel(EpilogueArgs f) {
@@ -298,16 +374,23 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) epilogue_kernel(Epilog
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   // 1. The Inf and NaN entries of the rows of op(A) and columns of op(B) that reach an element
   // the kernel left (a non-finite entry makes its whole row or column of C non-finite).
-  scan(f.a, f.a.transposed, f.state.rows);
-  scan(f.b, !f.b.transposed, f.state.cols);
+  scan(f.a, f.a.transposed, f.state.rows, f.state.needed);
+  scan(f.b, !f.b.transposed, f.state.cols, nullptr);
   grid.sync();
-  // 2. Every left element resolved.
-  const index_t groups = (f.n + kGroup - 1) / kGroup;
-  for (index_t item = thread; item < f.m * groups; item += threads) resolve_group(f, item % f.m, item / f.m * kGroup);
+  // 2. The columns of op(B) holding Inf or NaN, 32 to a word, and the signs of the rows of op(B)
+  // that op(A)'s listed infinities meet, so that a row's join reads a word per 32 columns, not
+  // an element of op(B) per column.
+  const index_t words = (f.n + 31) / 32;
+  for (index_t w = thread; w < words; w += threads) f.state.nonfinite_columns[w] = nonfinite_columns(f.state.cols, w);
+  if (f.state.signs) record_signs(f, thread / 32, threads / 32);
   grid.sync();
-  // 3. The state zeroed for the next product (whose plan kernel lowers the flag).
-  clear(f.state.rows, f.m, thread, threads);
-  clear(f.state.cols, f.n, thread, threads);
+  // 3. Every left element resolved.
+  for (index_t item = thread; item < f.m * words; item += threads) resolve_word(f, item % f.m, item / f.m);
+  grid.sync();
+  // 4. The state zeroed for the next product (whose plan kernel lowers the flag).
+  clear(f.state.rows, thread, threads);
+  clear(f.state.cols, thread, threads);
+  clear_words(f, thread, threads);
 }
 
 /// The cooperative grid on the current device: as many blocks as can be resident at once.
@@ -339,17 +422,25 @@ int list_capacity(index_t others, index_t k) {
   return static_cast<int>(std::min<index_t>(k, std::max<index_t>(16, std::min<index_t>(1024, others))));
 }
 
-/// The state's parts in order, each at a 16-byte boundary: the flag, the classes, then per
-/// line set its counts, lists, NaN and left flags.
+/// The state's parts in order, each at a 16-byte boundary: the flag, the left elements' bytes,
+/// per line set its counts, lists, NaN and left flags, the words of op(B)'s non-finite columns,
+/// then op(B)'s needed rows and their signs. The signs (2 bits per element of op(B)) are kept only
+/// where they take at most C's left-element bytes; elsewhere a row's join reads op(B) itself.
 struct StateLayout {
-  std::size_t classes, rows, cols, total;
+  std::size_t left_elements, rows, cols, columns, needed, signs, total;
   int row_capacity, col_capacity;
+  index_t words;
   StateLayout(index_t m, index_t n, index_t k)
-      : row_capacity(list_capacity(n, k)), col_capacity(list_capacity(m, k)) {
-    classes = 16;
-    rows = classes + aligned(static_cast<std::size_t>((m * n + 3) / 4) * 4);
+      : row_capacity(list_capacity(n, k)), col_capacity(list_capacity(m, k)), words((n + 31) / 32) {
+    left_elements = 16;
+    rows = left_elements + aligned(static_cast<std::size_t>(m * n));
     cols = rows + lines_bytes(m, row_capacity);
-    total = cols + lines_bytes(n, col_capacity);
+    columns = cols + lines_bytes(n, col_capacity);
+    needed = columns + aligned(sizeof(unsigned) * static_cast<std::size_t>(words));
+    const std::size_t sign_bytes = sizeof(uint2) * static_cast<std::size_t>(k) * static_cast<std::size_t>(words);
+    const bool keep_signs = sign_bytes <= static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
+    signs = needed + (keep_signs ? aligned(static_cast<std::size_t>(k)) : 0);
+    total = signs + (keep_signs ? sign_bytes : 0);
   }
   static std::size_t aligned(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
   static std::size_t lines_bytes(index_t lines, int capacity) {
@@ -376,9 +467,15 @@ NonfiniteState nonfinite_state(void* memory, index_t m, index_t n, index_t k) {
   const StateLayout layout(m, n, k);
   NonfiniteState s;
   s.raised = reinterpret_cast<int*>(base);
-  s.classes = reinterpret_cast<unsigned*>(base + layout.classes);
+  s.left_elements = base + layout.left_elements;
   s.rows = StateLayout::lines_at(base + layout.rows, m, layout.row_capacity);
   s.cols = StateLayout::lines_at(base + layout.cols, n, layout.col_capacity);
+  s.nonfinite_columns = reinterpret_cast<unsigned*>(base + layout.columns);
+  if (layout.total > layout.signs) {
+    s.needed = base + layout.needed;
+    s.signs = reinterpret_cast<uint2*>(base + layout.signs);
+    s.words = layout.words;
+  }
   return s;
 }
 

@@ -6,7 +6,8 @@
 //    (NaN for a NaN term, for Inf * 0 or for infinities of both signs, else the infinity).
 //    One coalesced pass over the rows of op(A) and columns of op(B) that reach a left element
 //    lists their infinities and flags their NaNs; each left element then joins only its row's
-//    and column's listed terms, stopping once the sum is NaN. A row or column with more infinities
+//    and column's listed terms, stopping once the sum is NaN, a row's terms 32 columns at a time
+//    through the sign bits of the rows of op(B) they meet. A row or column with more infinities
 //    than its list holds is joined over all of K instead (work K per element: only operands with
 //    more than `capacity` infinities in one line and no NaN there take it);
 //  - elsewhere (finite terms whose split sums overflowed) the FP32 sum over K, as SGEMM sums.
@@ -24,9 +25,8 @@ struct TcOperand;
 
 namespace tc {
 
-/// Class bits of one element of C, a byte each in an array of words (element e in byte e % 4 of
-/// word e / 4): the kinds of its non-finite terms, and whether the kernel left it.
-enum NonfiniteBits : unsigned { kPlusInf = 1u, kMinusInf = 2u, kNotANumber = 4u, kLeftByKernel = 8u };
+/// The kinds of the non-finite terms of one element of C, as bits.
+enum NonfiniteBits : unsigned { kPlusInf = 1u, kMinusInf = 2u, kNotANumber = 4u };
 
 /// The infinities and NaN flags of the lines (rows of op(A) or columns of op(B)) of one operand.
 struct NonfiniteLines {
@@ -39,28 +39,38 @@ struct NonfiniteLines {
   index_t lines = 0;
 };
 
-/// Device memory of the epilogue. Flags and counts are zero between products (the epilogue
-/// zeroes what it used); the lists are written before they are read.
+/// Device memory of the epilogue, zero between products (the epilogue zeroes what it used).
 struct NonfiniteState {
-  unsigned* classes = nullptr;  ///< (m n + 3) / 4 words
+  unsigned char* left_elements = nullptr;  ///< a byte per element e = i + j m of C: 1 where the kernel left it
   NonfiniteLines rows, cols;    ///< op(A)'s m rows, op(B)'s n columns
+  unsigned* nonfinite_columns = nullptr;  ///< bit u of word w: column 32 w + u of op(B) holds Inf or NaN
+  /// Where kept (else null): op(B)'s rows q that a listed infinity of op(A) meets (k flags) and
+  /// their signs, words per row, {bit u: op(B)(q, 32 w + u) > 0, bit u: < 0} in word w.
+  unsigned char* needed = nullptr;
+  uint2* signs = nullptr;
+  index_t words = 0;
   int* raised = nullptr;        ///< raised by a kernel that left an element, lowered by the
                                 ///< next product's plan kernel (lower_flag)
 };
 
 /// Bytes of NonfiniteState for an m x n x k product: a byte per element of C, plus each operand's
-/// infinity lists, at most C's own bytes each (the workspace keeps it between products).
+/// infinity lists and op(B)'s signs, at most C's own bytes each (the workspace keeps it between
+/// products).
 std::size_t nonfinite_state_bytes(index_t m, index_t n, index_t k);
 
 #if defined(__CUDACC__)
-/// In a kernel's epilogue: element (i, j) of the m-row C was left for the epilogue. The flags
-/// are read before they are written: where every element is left, millions of stores to one
-/// word would queue at its L2 slice (milliseconds), while the reads mostly see the flag set.
+/// In a kernel's epilogue: element (i, j) of the m-row C was left for the epilogue (which runs
+/// once raise_flag says so). Its byte has one writer (no atomic); the line flags are read before
+/// they are written: where every element is left, millions of stores to one word would queue at
+/// its L2 slice (milliseconds), while the reads mostly see the flag set.
 __device__ __forceinline__ void leave_for_epilogue(const NonfiniteState& s, index_t i, index_t j, index_t m) {
-  const index_t e = i + j * m;
-  atomicOr(s.classes + e / 4, kLeftByKernel << (8 * (e % 4)));
+  s.left_elements[i + j * m] = 1;
   if (!s.rows.left[i]) s.rows.left[i] = 1;
   if (!s.cols.left[j]) s.cols.left[j] = 1;
+}
+
+/// The flag that makes the epilogue run, raised by a thread that left an element.
+__device__ __forceinline__ void raise_flag(const NonfiniteState& s) {
   if (!*s.raised) *s.raised = 1;
 }
 #endif
