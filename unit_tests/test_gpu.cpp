@@ -672,6 +672,77 @@ TEST(Gpu, SketchPreconditionedCholeskyQR) {
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
 }
 
+/// ||Y - Q Q^T Y||_F / ||Y||_F in FP64: how far range(Y) lies outside range(Q).
+double outside_range(const test::HostMatrix<float>& y, const test::HostMatrix<float>& q) {
+  double outside = 0.0, norm = 0.0;
+  for (index_t j = 0; j < y.cols; ++j) {
+    std::vector<double> c(static_cast<std::size_t>(q.cols), 0.0), r(static_cast<std::size_t>(y.rows));
+    for (index_t k = 0; k < q.cols; ++k)
+      for (index_t i = 0; i < y.rows; ++i) c[k] += static_cast<double>(q(i, k)) * y(i, j);
+    for (index_t i = 0; i < y.rows; ++i) {
+      r[i] = y(i, j);
+      for (index_t k = 0; k < q.cols; ++k) r[i] -= static_cast<double>(q(i, k)) * c[k];
+      outside += r[i] * r[i], norm += static_cast<double>(y(i, j)) * y(i, j);
+    }
+  }
+  return std::sqrt(outside / norm);
+}
+
+// The fused CholeskyQR2 (CUDA, up to 64 columns, no FP64 copy of Y): Q orthonormal to FP32
+// rounding and spanning range(Y) (both in FP64), and equal to the host's FP64 CholeskyQR2 to FP32
+// rounding, at widths 1 to 64 and cond(Y) up to 1e6.
+TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda), host = make_backend(BackendKind::Host);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  ASSERT_EQ(ops.fused_max_columns(), 64);
+  for (index_t m : {64, 5000, 70000})
+    for (index_t l : {1, 5, 16, 17, 40, 64})
+      for (double cond : {1.0, 1e3, 1e6}) {
+        std::vector<double> sigma(static_cast<std::size_t>(l));
+        for (index_t i = 0; i < l; ++i) sigma[i] = l == 1 ? 1.0 : std::pow(cond, -static_cast<double>(i) / (l - 1));
+        const auto y = test::matrix_with_spectrum(m, l, sigma, static_cast<std::uint64_t>(m + l));
+        Matrix<float> q = test::to_backend(*dev, y), qh = test::to_backend(*host, y);
+        Matrix<double> work(*dev, ops.fused_workspace(m, l), 1);
+        EXPECT_EQ(ops.fused_cholesky_qr(q.view(), 2, work.view()), 2);
+        orthonormalize(*host, qh.view(), Orthonormalizer::CholeskyQR2);
+        const auto hq = test::to_host(*dev, q), href = test::to_host(*host, qh);
+        double difference = 0.0;
+        for (std::size_t e = 0; e < hq.data.size(); ++e)
+          difference = std::max(difference, static_cast<double>(std::fabs(hq.data[e] - href.data[e])));
+        const std::string at = std::to_string(m) + " x " + std::to_string(l) + ", cond " + std::to_string(cond);
+        EXPECT_LT(test::orthogonality_loss(hq.cview()), 1e-5) << at;
+        EXPECT_LT(outside_range(y, hq), 1e-5) << at;
+        EXPECT_LT(difference, 1e-5) << at;
+      }
+}
+
+// Auto on the fused path: columns already orthogonal are only scaled (no Cholesky pass); a zero
+// column breaks down before Y is written, and orthonormalize then falls back to a method that
+// still returns an orthonormal basis.
+TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  const index_t m = 3000, l = 24;
+  test::HostMatrix<float> y(m, l);
+  for (index_t i = 0; i < m; ++i) y(i, i % l) = static_cast<float>(1 + i % 7) * (i % 2 ? -0.5f : 2.0f);  // disjoint supports
+  Matrix<float> q = test::to_backend(*dev, y);
+  Matrix<double> work(*dev, ops.fused_workspace(m, l), 1);
+  EXPECT_EQ(ops.fused_cholesky_qr(q.view(), 0, work.view()), 0);
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
+  EXPECT_EQ(orthonormalize(*dev, test::to_backend(*dev, y).view(), Orthonormalizer::Auto), Orthonormalizer::ColumnScaling);
+
+  for (index_t i = 0; i < m; ++i) y(i, 7) = 0.0f;
+  q = test::to_backend(*dev, y);
+  EXPECT_EQ(ops.fused_cholesky_qr(q.view(), 2, work.view()), -1);
+  EXPECT_EQ(test::to_host(*dev, q).data, y.data) << "Y is written only after a pass that did not break down";
+  const Orthonormalizer used = orthonormalize(*dev, q.view(), Orthonormalizer::Auto);
+  EXPECT_NE(used, Orthonormalizer::Auto) << to_string(used);
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-5) << to_string(used);
+  EXPECT_THROW(ops.fused_cholesky_qr(q.view(), 1, work.view()), InvalidArgument);
+}
+
 // The reduction-tree TSQR on the device (batched on-chip leaves, five levels): A = Q R and Q^T Q = I to
 // FP32 rounding, R upper triangular.
 TEST(Gpu, TsqrFactorsOnTheDevice) {

@@ -38,7 +38,33 @@ class CholeskyQrOps {
     if (!dst.empty()) do_convert_scaled(src, s, dst);
   }
 
+  /// The most columns fused_cholesky_qr takes; 0 where the backend has no fused path.
+  virtual index_t fused_max_columns() const { return 0; }
+  /// FP64 elements of the workspace fused_cholesky_qr needs for an m x n Y.
+  virtual index_t fused_workspace(index_t /*m*/, index_t /*n*/) const { return 0; }
+  /// CholeskyQR of Y (m x n FP32, m >= n, 1 <= n <= fused_max_columns()) in place, without an FP64
+  /// copy of Y: each pass sums G = Y^T Y in FP64, factors D G D (D = diag(G)^{-1/2}) in FP64 and
+  /// writes Y := Y R^{-1} with FP64 arithmetic, rounded to FP32. passes = 2 (CholeskyQR2) or 0
+  /// (Auto: at most two, stopping where D G D is within 2^-24 of I, where Y := Y D). Stricter than
+  /// the FP64 path: a second pass also breaks down where D G D is farther than 1/2 from I (the
+  /// first left Y too ill conditioned for the second to be accurate). Returns the Cholesky passes
+  /// run (0: Y's columns were orthogonal, only scaled), or -1 on a breakdown, Y then as given or as
+  /// the first pass left it (Y R_1^{-1}, the same span). Source: Fukaya, Nakatsukasa, Yanagisawa
+  /// & Yamamoto (2014), CholeskyQR2, Algorithm 2. `work`: fused_workspace(m, n) x 1, FP64.
+  int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) {
+    require_space(y, space_, "Y"), require_space(work, space_, "work");
+    require(y.cols() >= 1 && y.cols() <= fused_max_columns(), "Y.cols", y.cols(),
+            "must lie in 1.." + std::to_string(fused_max_columns()));
+    require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
+    require(passes == 0 || passes == 2, "passes", passes, "must be 0 (Auto) or 2");
+    require_shape(work, fused_workspace(y.rows(), y.cols()), 1, "work");
+    return do_fused_cholesky_qr(y, passes, work);
+  }
+
  protected:
+  virtual int do_fused_cholesky_qr(MatrixView<float>, int, MatrixView<double>) {
+    throw UnsupportedConfiguration("fused CholeskyQR: not on this backend");
+  }
   virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
   virtual void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
 

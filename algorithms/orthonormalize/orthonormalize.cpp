@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "randnla/random_operator.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
@@ -189,11 +190,33 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   return Orthonormalizer::Householder;
 }
 
+/// Y narrow enough for the fused path to win (bench_qr.md): up to 32 columns, or up to 2^22
+/// elements, where launches and waits for the device dominate. At 1048576 x 64 the FP64 path's
+/// Tensor Core products were faster than the fused kernels' FP64 arithmetic.
+bool fused_path_wins(index_t m, index_t n) { return n <= 32 || m * n <= (index_t{1} << 22); }
+
+/// Auto and CholeskyQR2 on the backend's fused path (no FP64 copy of Y, one wait for the device),
+/// where it has one for Y's width; nothing where it breaks down (Y then spans what it spanned).
+std::optional<Orthonormalizer> fused_cholesky_qr(Backend& b, MatrixView<float> y, Orthonormalizer method) {
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  if ((method != Orthonormalizer::Auto && method != Orthonormalizer::CholeskyQR2) || y.cols() > ops.fused_max_columns() ||
+      !fused_path_wins(y.rows(), y.cols()))
+    return std::nullopt;
+  Matrix<double> work(b, ops.fused_workspace(y.rows(), y.cols()), 1, "fused CholeskyQR workspace");
+  switch (ops.fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view())) {
+    case 0: return Orthonormalizer::ColumnScaling;
+    case 1: return Orthonormalizer::CholeskyQR;
+    case 2: return Orthonormalizer::CholeskyQR2;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
   if (y.cols() == 0) return method;
+  if (const std::optional<Orthonormalizer> fused = fused_cholesky_qr(backend, y, method)) return *fused;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);

@@ -3,6 +3,7 @@
 #include "cholesky_qr_ops.cuh"
 
 #include "cuda/for_each.cuh"
+#include "fused_cholesky_qr.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -28,7 +29,17 @@ class CholeskyQrKernels final : public CholeskyQrOps {
  public:
   CholeskyQrKernels(int device, cudaStream_t stream) : CholeskyQrOps(MemorySpace::Device), device_(device), stream_(stream) {}
 
+  index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
+  index_t fused_workspace(index_t m, index_t n) const override {
+    const DeviceScope scope(device_);
+    return cuda::fused_cholesky_qr_workspace(m, n);
+  }
+
  protected:
+  int do_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) override {
+    const DeviceScope scope(device_);
+    return cuda::fused_cholesky_qr(y, passes, work, stream_);
+  }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     const DeviceScope scope(device_);
     launch_equilibrate(g, d, stream_);
