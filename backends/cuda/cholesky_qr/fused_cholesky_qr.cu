@@ -88,20 +88,24 @@ __global__ void __launch_bounds__(kThreads) gram_partials(const float* y, index_
   for (int e = threadIdx.x; e < 16 * pairs; e += kThreads) partials[blockIdx.x * 16 * pairs + e] = sums[e];
 }
 
-/// sums := the blocks' partial sums added in block order.
-__global__ void sum_partials(const double* partials, index_t blocks, int entries, double* sums, const Status* st, int pass) {
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (!pass_runs(st, pass) || e >= entries) return;
-  constexpr int kBatch = 32;  // loads issued together, added in block order
+/// sums := the blocks' partial sums, added in a fixed order: kChunks threads per entry each add
+/// every kChunks-th block's (their loads independent), then one adds the chunks' sums in chunk
+/// order. One thread per entry adding all blocks in turn was latency-bound (a chain of loads).
+constexpr int kChunks = 8, kEntriesPerSumBlock = kThreads / kChunks;
+__global__ void __launch_bounds__(kThreads) sum_partials(const double* partials, index_t blocks, int entries,
+                                                         double* sums, const Status* st, int pass) {
+  if (!pass_runs(st, pass)) return;
+  __shared__ double chunk_sums[kChunks][kEntriesPerSumBlock];
+  const int local = threadIdx.x % kEntriesPerSumBlock, chunk = threadIdx.x / kEntriesPerSumBlock;
+  const int e = blockIdx.x * kEntriesPerSumBlock + local;
   double s = 0.0;
-  for (index_t b0 = 0; b0 < blocks; b0 += kBatch) {
-    double v[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) v[u] = b0 + u < blocks ? partials[(b0 + u) * entries + e] : 0.0;
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) s += v[u];
-  }
-  sums[e] = s;
+  for (index_t b = chunk; e < entries && b < blocks; b += kChunks) s += partials[b * entries + e];
+  chunk_sums[chunk][local] = s;
+  __syncthreads();
+  if (chunk != 0 || e >= entries) return;
+  double total = 0.0;
+  for (int c = 0; c < kChunks; ++c) total += chunk_sums[c][local];
+  sums[e] = total;
 }
 
 /// The pass's factor from G's packed sums: G equilibrated (D G D, D = diag(G)^{-1/2}), then, if
@@ -259,7 +263,8 @@ int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, 
     gram_partials<<<static_cast<unsigned>(layout.blocks), kThreads, 0, s>>>(y.data(), y.ld(), m, n,
                                                                              layout.rows_per_block, partials, st, pass);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: Gram partial sums");
-    sum_partials<<<(entries + kThreads - 1) / kThreads, kThreads, 0, s>>>(partials, layout.blocks, entries, sums, st, pass);
+    sum_partials<<<(entries + kEntriesPerSumBlock - 1) / kEntriesPerSumBlock, kThreads, 0, s>>>(
+        partials, layout.blocks, entries, sums, st, pass);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: Gram sums");
     factor<<<1, kThreads, factor_smem, s>>>(sums, n, adaptive, pass > 0, r, d, st, pass);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: factor");
