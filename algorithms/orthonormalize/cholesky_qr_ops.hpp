@@ -40,6 +40,8 @@ class CholeskyQrOps {
 
   /// The most columns fused_cholesky_qr takes; 0 where the backend has no fused path.
   virtual index_t fused_max_columns() const { return 0; }
+  /// Whether the fused path is this backend's faster one for an m x n Y (its measurements decide).
+  virtual bool fused_preferred(index_t /*m*/, index_t /*n*/) const { return false; }
   /// FP64 elements of the workspace fused_cholesky_qr needs for an m x n Y.
   virtual index_t fused_workspace(index_t /*m*/, index_t /*n*/) const { return 0; }
   /// CholeskyQR of Y (m x n FP32, m >= n, 1 <= n <= fused_max_columns()) in place, without an FP64

@@ -190,17 +190,13 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   return Orthonormalizer::Householder;
 }
 
-/// Y narrow enough for the fused path to win (bench_qr.md): up to 32 columns, or up to 2^22
-/// elements, where launches and waits for the device dominate. At 1048576 x 64 the FP64 path's
-/// Tensor Core products were faster than the fused kernels' FP64 arithmetic.
-bool fused_path_wins(index_t m, index_t n) { return n <= 32 || m * n <= (index_t{1} << 22); }
-
 /// Auto and CholeskyQR2 on the backend's fused path (no FP64 copy of Y, one wait for the device),
-/// where it has one for Y's width; nothing where it breaks down (Y then spans what it spanned).
+/// where the backend prefers it for Y's shape; nothing where it breaks down (Y then spans what it
+/// spanned).
 std::optional<Orthonormalizer> fused_cholesky_qr(Backend& b, MatrixView<float> y, Orthonormalizer method) {
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
-  if ((method != Orthonormalizer::Auto && method != Orthonormalizer::CholeskyQR2) || y.cols() > ops.fused_max_columns() ||
-      !fused_path_wins(y.rows(), y.cols()))
+  if ((method != Orthonormalizer::Auto && method != Orthonormalizer::CholeskyQR2) ||
+      !ops.fused_preferred(y.rows(), y.cols()))
     return std::nullopt;
   Matrix<double> work(b, ops.fused_workspace(y.rows(), y.cols()), 1, "fused CholeskyQR workspace");
   switch (ops.fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view())) {
