@@ -18,19 +18,6 @@ test::HostMatrix<float> graded(index_t m, index_t l, double cond) {
   return test::matrix_with_spectrum(m, l, sigma, 99);
 }
 
-// ||Y - Q Q^T Y||_F / ||Y||_F: Q spans Y.
-double span_residual(const test::HostMatrix<float>& y, const test::HostMatrix<float>& q) {
-  const auto qty = test::reference_gemm(Op::T, Op::N, q, y);
-  test::HostMatrix<float> qtyf(qty.rows, qty.cols);
-  for (std::size_t i = 0; i < qty.data.size(); ++i) qtyf.data[i] = static_cast<float>(qty.data[i]);
-  const auto proj = test::reference_gemm(Op::N, Op::N, q, qtyf);
-  test::HostMatrix<double> yd(y.rows, y.cols);
-  for (std::size_t i = 0; i < y.data.size(); ++i) yd.data[i] = y.data[i];
-  test::HostMatrix<float> pf(proj.rows, proj.cols);
-  for (std::size_t i = 0; i < proj.data.size(); ++i) pf.data[i] = static_cast<float>(proj.data[i]);
-  return test::relative_error(pf, yd);
-}
-
 /// Q of Y, orthonormalised by `method` on b (Y copied into b's memory and Q back); *used := what ran.
 test::HostMatrix<float> orthonormalized(Backend& b, const test::HostMatrix<float>& y, Orthonormalizer method,
                                         Orthonormalizer* used = nullptr) {
@@ -52,7 +39,7 @@ TEST(Orthonormalize, EachMethodOnWellConditionedInput) {
       const auto q = orthonormalized(*b, y, method, &used);
       EXPECT_EQ(used, method) << name;
       EXPECT_LT(test::orthogonality_loss(q.cview()), 5e-6) << to_string(method) << " on " << name;
-      EXPECT_LT(span_residual(y, q), 1e-5) << to_string(method) << " on " << name;
+      EXPECT_LT(test::span_residual(y, q), 1e-5) << to_string(method) << " on " << name;
     }
 }
 
@@ -80,7 +67,7 @@ TEST(Orthonormalize, SketchPreconditionedCholeskyQRUpToFp32ConditionNumbers) {
         const auto q = orthonormalized(*b, y, method, &used);
         EXPECT_EQ(used, method) << cond << " " << name;
         EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << to_string(method) << " " << cond << " " << name;
-        EXPECT_LT(span_residual(y, q), 1e-5) << to_string(method) << " " << cond << " " << name;
+        EXPECT_LT(test::span_residual(y, q), 1e-5) << to_string(method) << " " << cond << " " << name;
         if (cond == 1e7) {
           const auto plain = orthonormalized(*b, y, Orthonormalizer::CholeskyQR, &used);
           if (used == Orthonormalizer::CholeskyQR) EXPECT_GT(test::orthogonality_loss(plain.cview()), 1e-4) << name;
@@ -93,7 +80,7 @@ TEST(Orthonormalize, SketchPreconditionedCholeskyQRUpToFp32ConditionNumbers) {
       Orthonormalizer used;
       const auto q = orthonormalized(*b, deficient, method, &used);
       EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(used) << " on " << name;
-      EXPECT_LT(span_residual(deficient, q), 1e-5) << to_string(used) << " on " << name;
+      EXPECT_LT(test::span_residual(deficient, q), 1e-5) << to_string(used) << " on " << name;
     }
 }
 
@@ -106,7 +93,7 @@ TEST(Orthonormalize, AutoRunsTheSecondPassOnlyWhenTheFirstFallsShortOfFp32) {
       const auto q = orthonormalized(*b, y, Orthonormalizer::Auto, &used);
       EXPECT_EQ(used, cond < 10.5 ? Orthonormalizer::CholeskyQR : Orthonormalizer::CholeskyQR2) << cond << " " << name;
       EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-6) << cond << " " << name;
-      EXPECT_LT(span_residual(y, q), 1e-5) << cond << " " << name;
+      EXPECT_LT(test::span_residual(y, q), 1e-5) << cond << " " << name;
     }
 }
 

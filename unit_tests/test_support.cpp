@@ -168,6 +168,21 @@ std::vector<double> singular_values(MatrixView<const float> a) {
   return s;
 }
 
+double span_residual(const HostMatrix<float>& y, const HostMatrix<float>& q) {
+  double outside = 0.0, norm = 0.0;
+  for (index_t j = 0; j < y.cols; ++j) {
+    std::vector<double> c(static_cast<std::size_t>(q.cols), 0.0), r(static_cast<std::size_t>(y.rows));
+    for (index_t k = 0; k < q.cols; ++k)
+      for (index_t i = 0; i < y.rows; ++i) c[k] += static_cast<double>(q(i, k)) * y(i, j);
+    for (index_t i = 0; i < y.rows; ++i) {
+      r[i] = y(i, j);
+      for (index_t k = 0; k < q.cols; ++k) r[i] -= static_cast<double>(q(i, k)) * c[k];
+      outside += r[i] * r[i], norm += static_cast<double>(y(i, j)) * y(i, j);
+    }
+  }
+  return std::sqrt(outside / norm);
+}
+
 double orthogonality_loss(MatrixView<const float> q) {
   double worst = 0;
   for (index_t a = 0; a < q.cols(); ++a)

@@ -58,6 +58,8 @@ double lowrank_relative_error(MatrixView<const float> a, MatrixView<const float>
 std::vector<double> singular_values(MatrixView<const float> a);
 /// max |Q^T Q - I| for a host view.
 double orthogonality_loss(MatrixView<const float> q);
+/// ||Y - Q Q^T Y||_F / ||Y||_F, all in FP64: how far range(Y) lies outside range(Q) (0: Q spans Y).
+double span_residual(const HostMatrix<float>& y, const HostMatrix<float>& q);
 
 /// Symmetric FP64 test matrices of the eigensolver, by kind: Gram matrices of graded and clustered
 /// spectra ("graded": eigenvalues i^-3; "cluster": twenty equal, then a decay), an indefinite
