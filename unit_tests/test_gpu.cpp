@@ -1191,8 +1191,10 @@ TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
       for (std::size_t i = 0; i < a.data.size(); ++i)
         diff += std::pow(double(xh.data[i]) - xd.data[i], 2), norm += std::pow(double(a.data[i]), 2);
       EXPECT_LT(std::sqrt(diff / norm), 1e-4);
+      // The errors agree to the rounding of the FP32 factors and reconstruction: 0.1%, or a few
+      // units of 2^-24 (the error is relative to ||A||) where the error itself is that small.
       const double fp32 = tucker_relative_error(*dev, on_dev, dr);
-      EXPECT_NEAR(fp32, tucker_relative_error(*host, on_host, hr), 1e-3 * fp32);
+      EXPECT_NEAR(fp32, tucker_relative_error(*host, on_host, hr), 1e-3 * fp32 + 0x1p-22);
       for (SketchPrecision s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
         o.sketch = s;
         EXPECT_LT(tucker_relative_error(*dev, on_dev, rp_hosvd(*dev, on_dev, c.ranks, o)), 1.1 * fp32) << to_string(s);

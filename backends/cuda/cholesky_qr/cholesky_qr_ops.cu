@@ -27,7 +27,13 @@ namespace {
 
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
-  CholeskyQrKernels(int device, cudaStream_t stream) : CholeskyQrOps(MemorySpace::Device), device_(device), stream_(stream) {}
+  CholeskyQrKernels(int device, cudaStream_t stream) : CholeskyQrOps(MemorySpace::Device), device_(device), stream_(stream) {
+    const DeviceScope scope(device_);
+    RANDNLA_CUDA(cudaMallocHost(&status_, sizeof *status_));
+  }
+  ~CholeskyQrKernels() override { cudaFreeHost(status_); }
+  CholeskyQrKernels(const CholeskyQrKernels&) = delete;
+  CholeskyQrKernels& operator=(const CholeskyQrKernels&) = delete;
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
   /// Up to 32 columns, or up to 2^22 elements, where launches and waits for the device dominate
@@ -44,7 +50,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
  protected:
   int do_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) override {
     const DeviceScope scope(device_);
-    return cuda::fused_cholesky_qr(y, passes, work, stream_);
+    return cuda::fused_cholesky_qr(y, passes, work, status_, stream_);
   }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     const DeviceScope scope(device_);
@@ -58,6 +64,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
  private:
   int device_;
   cudaStream_t stream_;
+  FusedCholeskyQrStatus* status_ = nullptr;  // page-locked: the verdict's copy is one DMA
 };
 
 }  // namespace

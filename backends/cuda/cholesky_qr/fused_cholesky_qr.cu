@@ -1,11 +1,16 @@
 // CholeskyQR of a tall-skinny FP32 Y in place, fused (cholesky_qr_ops.hpp, fused_cholesky_qr):
-// per pass, G = Y^T Y summed in FP64 by row blocks (each block's partial sums added in a fixed
-// order: the same bits on every run), then one block equilibrates and factors G, then
-// Y := Y R^{-1} row by row by forward substitution in FP64 arithmetic. No FP64 copy of Y; a status
-// word on the device tells each later kernel whether to run, and the host reads it once, at the end.
+// per pass, G = Y^T Y summed in FP64 (FP64 Tensor Cores) by row blocks, the blocks' sums added in
+// a fixed order (the same bits on every run) by the block that finishes last, which also
+// equilibrates and factors G; then Y := Y R^{-1} row by row by forward substitution in FP64
+// arithmetic. One sweep over Y does a pass's product and the next pass's Gram sums and factor:
+// CholeskyQR2 is three kernels over Y. No FP64 copy of Y; a status word on the device tells each
+// sweep what to do, and the host reads it once, at the end.
 #include "fused_cholesky_qr.cuh"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_config.cuh"
@@ -15,125 +20,175 @@ namespace randnla {
 namespace cuda {
 namespace {
 
-// kTileElements: the FP32 entries of Y a block stages per round, 16 loads in flight per thread
-// (a round of fewer made the Gram sums latency-bound).
-constexpr int kThreads = 256, kTileElements = 4096, kMaxColumns = kFusedCholeskyQrMaxColumns;
-constexpr int kMaxPairs = (kMaxColumns / 4) * (kMaxColumns / 4 + 1) / 2;  // 4 x 4 blocks of G's upper triangle
-constexpr int kEntries = 16 * kMaxPairs;                                   // their entries
+// A block sweeps its rows of Y a chunk of kThreads rows at a time, a thread per row; each warp
+// sums its own 32 rows' products on the FP64 Tensor Cores.
+constexpr int kThreads = 256, kWarps = kThreads / 32, kMaxColumns = kFusedCholeskyQrMaxColumns;
+// A warp's rows in shared memory, column by column: a pitch of 36 doubles (4 mod 16) makes both the
+// row-per-lane stores and the fragment loads (4 rows x 8 columns per half warp) conflict-free.
+constexpr int kWarpPitch = 36;
 
-/// The device's verdict: a breakdown, the Cholesky passes run, and the last pass that runs (one
-/// that found Y's columns orthogonal, which only scales them, ends the sequence).
-struct Status {
-  int breakdown, passes, last_pass;
-};
+using Status = FusedCholeskyQrStatus;
 
-/// The p-th 4 x 4 block (bi, bj), bi <= bj, of the upper triangle of an nb x nb grid of blocks.
+__host__ __device__ int column_blocks(int n) { return (n + 7) / 8; }
+
+/// The p-th 8 x 8 block (bi, bj), bi <= bj, of the upper triangle of an nb x nb grid of blocks.
 __device__ int2 block_pair(int p, int nb) {
   int bi = 0;
   while (p >= nb - bi) p -= nb - bi, ++bi;
   return make_int2(bi, bi + p);
 }
 
-__device__ bool pass_runs(const Status* st, int pass) { return !st->breakdown && pass <= st->last_pass; }
-
-/// Rows of Y a block stages per round: kTileElements over the columns rounded up to 4.
-__host__ __device__ int tile_rows(int n) { return kTileElements / (4 * ((n + 3) / 4)); }
-
-/// Each block's sums over its rows of G's 4 x 4 blocks (bi <= bj), packed (16 per pair, pair-major).
-/// A pair's threads split the rows of each tile; their sums are added group by group (fixed order).
-__global__ void __launch_bounds__(kThreads) gram_partials(const float* y, index_t ld, index_t m, int n,
-                                                          index_t rows_per_block, double* partials,
-                                                          const Status* st, int pass) {
-  if (!pass_runs(st, pass)) return;
-  __shared__ float tile[kTileElements + kMaxColumns];  // column pitch rows + 1: no bank conflicts
-  __shared__ double sums[kEntries];
-  const int nb = (n + 3) / 4, pairs = nb * (nb + 1) / 2, groups = max(1, kThreads / pairs), rows = tile_rows(n);
-  const int pair = threadIdx.x % pairs, group = threadIdx.x / pairs;
-  const bool active = group < groups;
-  const int2 bij = block_pair(pair, nb);
-  double acc[4][4] = {};
-  const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
-  for (index_t r0 = first; r0 < end; r0 += rows) {
-    float v[kTileElements / kThreads];  // all of a thread's loads issued before any is stored
-#pragma unroll
-    for (int u = 0; u < kTileElements / kThreads; ++u) {
-      const int e = threadIdx.x + u * kThreads, r = e % rows, c = e / rows;
-      v[u] = e < rows * 4 * nb && c < n && r0 + r < end ? y[r0 + r + c * ld] : 0.0f;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kTileElements / kThreads; ++u) {
-      const int e = threadIdx.x + u * kThreads;
-      tile[e + e / rows] = v[u];
-    }
-    __syncthreads();
-    for (int r = group; active && r < rows; r += groups) {
-      double a[4], b[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-        a[u] = tile[(4 * bij.x + u) * (rows + 1) + r], b[u] = tile[(4 * bij.y + u) * (rows + 1) + r];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) acc[u][v] = fma(a[u], b[v], acc[u][v]);
-    }
-  }
-  for (int g = 0; g < groups; ++g) {
-    __syncthreads();
-    if (active && group == g)
-#pragma unroll
-      for (int e = 0; e < 16; ++e) sums[16 * pair + e] = g == 0 ? acc[e / 4][e % 4] : sums[16 * pair + e] + acc[e / 4][e % 4];
-  }
-  __syncthreads();
-  for (int e = threadIdx.x; e < 16 * pairs; e += kThreads) partials[blockIdx.x * 16 * pairs + e] = sums[e];
+__device__ bool pass_runs(const Status* st, int pass) {
+  return pass >= 0 && !st->breakdown && pass <= st->last_pass;
 }
 
-/// sums := the blocks' partial sums, added in a fixed order: kChunks threads per entry each add
-/// every kChunks-th block's (their loads independent), then one adds the chunks' sums in chunk
-/// order. One thread per entry adding all blocks in turn was latency-bound (a chain of loads).
-constexpr int kChunks = 8, kEntriesPerSumBlock = kThreads / kChunks;
-__global__ void __launch_bounds__(kThreads) sum_partials(const double* partials, index_t blocks, int entries,
-                                                         double* sums, const Status* st, int pass) {
-  if (!pass_runs(st, pass)) return;
-  __shared__ double chunk_sums[kChunks][kEntriesPerSumBlock];
-  const int local = threadIdx.x % kEntriesPerSumBlock, chunk = threadIdx.x / kEntriesPerSumBlock;
-  const int e = blockIdx.x * kEntriesPerSumBlock + local;
-  double s = 0.0;
-  for (index_t b = chunk; e < entries && b < blocks; b += kChunks) s += partials[b * entries + e];
-  chunk_sums[chunk][local] = s;
+/// G's upper triangle as the sweep sums it: 8 x 8 blocks (bi <= bj) of 64 entries each, row-major
+/// within a block, pair-major.
+__host__ __device__ int gram_entries(int n) {
+  const int nb = column_blocks(n);
+  return 64 * nb * (nb + 1) / 2;
+}
+
+/// The sweep's dynamic shared memory: each warp's rows (8 nb columns); later the block's sums,
+/// then G (pitch n + 1).
+int sweep_shared_bytes(int n) {
+  return static_cast<int>(sizeof(double)) *
+         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), n * (n + 1)});
+}
+
+template <int N>
+__device__ void load_row(float (&v)[N], const float* y, index_t ld, index_t row, index_t end, int n) {
+#pragma unroll
+  for (int c = 0; c < N; ++c) v[c] = c < n && row < end ? y[row + c * ld] : 0.0f;
+}
+
+/// d += a b on the FP64 Tensor Cores (an 8 x 4 by 4 x 8 product; PTX mma.m8n8k4 .f64): lane l holds
+/// a[l / 4][l % 4], b[l % 4][l / 4] and d[l / 4][2 (l % 4) + t].
+__device__ void mma_f64(double (&d)[2], double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+               : "+d"(d[0]), "+d"(d[1])
+               : "d"(a), "d"(b));
+}
+
+/// acc[p] += the products of the warp's 32 rows (in `rows`, column by column) for the p-th 8 x 8
+/// block pair of G. The fragment of 4 rows x 8 columns is the same for both operands: lane l
+/// holds row l % 4 of column l / 4.
+template <int NB>
+__device__ void accumulate_rows(const double* rows, int nb, double (&acc)[NB * (NB + 1) / 2][2]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int k = 0; k < 32; k += 4) {
+    double f[NB];
+#pragma unroll
+    for (int cb = 0; cb < NB; ++cb) f[cb] = cb < nb ? rows[(8 * cb + lane / 4) * kWarpPitch + k + lane % 4] : 0.0;
+    int p = 0;
+#pragma unroll
+    for (int bi = 0; bi < NB; ++bi)
+#pragma unroll
+      for (int bj = bi; bj < NB; ++bj, ++p)
+        if (bj < nb) mma_f64(acc[p], f[bi], f[bj]);
+  }
+}
+
+/// The block's Gram sums into its row of `partials`: the warps' sums added in warp order (the
+/// same bits on every run), in `sums` (shared). acc holds the pairs of an NB x NB grid; the sums
+/// those of the nb x nb grid that G has.
+template <int NB>
+__device__ void write_partials(const double (&acc)[NB * (NB + 1) / 2][2], int nb, double* sums, double* partials) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, entries = gram_entries(8 * nb);
+  for (int w = 0; w < kWarps; ++w) {
+    __syncthreads();
+    if (warp != w) continue;
+    int p = 0;
+#pragma unroll
+    for (int bi = 0; bi < NB; ++bi)
+#pragma unroll
+      for (int bj = bi; bj < NB; ++bj, ++p) {
+        if (bj >= nb) continue;
+        const int pair = bi * nb - bi * (bi - 1) / 2 + bj - bi;  // block_pair's inverse
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+          const int e = 64 * pair + 2 * lane + t;
+          sums[e] = w == 0 ? acc[p][t] : sums[e] + acc[p][t];
+        }
+      }
+  }
   __syncthreads();
-  if (chunk != 0 || e >= entries) return;
+  for (int e = threadIdx.x; e < entries; e += kThreads) partials[blockIdx.x * static_cast<index_t>(entries) + e] = sums[e];
+}
+
+/// True in the block that arrives last of `expected` at `counter` (then reset for the next sweep).
+__device__ bool last_to_arrive(int* counter, int expected) {
+  __shared__ bool last;
+  __threadfence();  // this block's sums visible before its arrival counts
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1) == expected - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  return last;
+}
+
+// The blocks' Gram sums are added by a two-level tree: the last block of each group of kGroup
+// blocks adds the group's, the last group's the groups'. Each adds at most a few dozen rows with
+// all loads in flight at once; one block adding every block's sums was a chain of L2 latencies.
+constexpr int kGroup = 16;
+
+/// The sum of entry e over `count` rows of `rows` (`entries` each), in row order (the same bits on
+/// every run), kGroup loads in flight.
+__device__ double sum_rows(const double* rows, int count, int entries, int e) {
+  double s[kGroup] = {};
+  for (int b = 0; b < count; b += kGroup)
+#pragma unroll
+    for (int u = 0; u < kGroup; ++u)
+      if (b + u < count) s[u] += __ldcg(rows + static_cast<index_t>(b + u) * entries + e);
   double total = 0.0;
-  for (int c = 0; c < kChunks; ++c) total += chunk_sums[c][local];
-  sums[e] = total;
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u) total += s[u];
+  return total;
 }
 
-/// The pass's factor from G's packed sums: G equilibrated (D G D, D = diag(G)^{-1/2}), then, if
-/// `stop_when_orthogonal` and ||D G D - I||_F <= 2^-24, R' = I and this is the last pass; else R'
-/// the Cholesky factor of D G D. Written: `factor` (n x n, column-major) = R' above its diagonal
-/// and 1 / R'_jj on it, and `d` = D's diagonal; R = R' D^{-1}. A pivot not positive and finite,
-/// or (`second`) a D G D farther than 1/2 from I (Y not yet well conditioned: the pass would not
-/// be accurate), is a breakdown. Dynamic shared memory: n (n + 1) doubles.
-__global__ void __launch_bounds__(kThreads) factor(const double* sums, int n, bool stop_when_orthogonal, bool second,
-                                                   double* factor, double* scale, Status* st, int pass) {
-  if (!pass_runs(st, pass)) return;
-  extern __shared__ double smem[];
-  const int p = n + 1;  // pitch
-  double* g = smem;
-  __shared__ double d[kMaxColumns], warp_sums[kThreads / 32];
-  __shared__ int broken;
-  const int nb = (n + 3) / 4, pairs = nb * (nb + 1) / 2;
-  for (int e = threadIdx.x; e < 16 * pairs; e += blockDim.x) {
-    const int2 bij = block_pair(e / 16, nb);
-    const int i = 4 * bij.x + (e % 16) / 4, j = 4 * bij.y + e % 4;
-    if (i < n && j < n) g[i + j * p] = g[j + i * p] = sums[e];
+/// (i, j) of G for entry e of the packed sums; i > j (below the diagonal of a diagonal block) or
+/// j >= n (padding) are not used.
+__device__ int2 gram_position(int e, int nb) {
+  const int2 bij = block_pair(e / 64, nb);
+  return make_int2(8 * bij.x + (e % 64) / 8, 8 * bij.y + e % 8);
+}
+
+/// After the sweep's blocks wrote their Gram sums (`partials`, a row per block): true in the one
+/// block that then holds G in g (n x n, pitch n + 1); the group sums go to `group_partials`.
+__device__ bool gather_gram(const double* partials, double* group_partials, int* counters, int n, double* g) {
+  const int entries = gram_entries(n), nb = column_blocks(n), blocks = static_cast<int>(gridDim.x);
+  const int groups = (blocks + kGroup - 1) / kGroup, group = static_cast<int>(blockIdx.x) / kGroup;
+  const int members = min(kGroup, blocks - group * kGroup);
+  if (!last_to_arrive(counters + 1 + group, members)) return false;
+  for (int e = threadIdx.x; e < entries; e += kThreads)
+    group_partials[group * static_cast<index_t>(entries) + e] =
+        sum_rows(partials + group * kGroup * static_cast<index_t>(entries), members, entries, e);
+  if (!last_to_arrive(counters, groups)) return false;
+  for (int e = threadIdx.x; e < entries; e += kThreads) {
+    const int2 ij = gram_position(e, nb);
+    if (ij.x <= ij.y && ij.y < n) g[ij.x + ij.y * (n + 1)] = g[ij.y + ij.x * (n + 1)] = sum_rows(group_partials, groups, entries, e);
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) d[i] = equilibration_factor(g[i + i * p]);
-  if (threadIdx.x == 0) broken = 0;
+  return true;
+}
+
+/// The pass's factor from G (in g, overwritten): G equilibrated (D G D, D = diag(G)^{-1/2}),
+/// then, if `stop_when_orthogonal` and ||D G D - I||_F <= 2^-24, R' = I and this is the last pass;
+/// else R' the Cholesky factor of D G D. Written: `factor` (n x n, column-major) = R' above its
+/// diagonal and 1 / R'_jj on it, and `scale` = D's diagonal; R = R' D^{-1}. A pivot not positive
+/// and finite, or (`second`) a D G D farther than 1/2 from I (Y not yet well conditioned: the pass
+/// would not be accurate), is a breakdown.
+__device__ void factor_gram(double* g, int n, bool stop_when_orthogonal, bool second, double* factor, double* scale,
+                            Status* st, int pass) {
+  const int p = n + 1;  // pitch
+  __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns], warp_sums[kWarps];
+  for (int i = threadIdx.x; i < n; i += kThreads) d[i] = equilibration_factor(g[i + i * p]);
   __syncthreads();
   double local = 0.0;
-  for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+  for (int e = threadIdx.x; e < n * n; e += kThreads) {
     const int i = e % n, j = e / n;
     g[i + j * p] *= d[i] * d[j];
     const double off = g[i + j * p] - (i == j ? 1.0 : 0.0);
@@ -143,11 +198,11 @@ __global__ void __launch_bounds__(kThreads) factor(const double* sums, int n, bo
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = local;
   __syncthreads();
   double squares = 0.0;
-  for (int w = 0; w < kThreads / 32; ++w) squares += warp_sums[w];
+  for (int w = 0; w < kWarps; ++w) squares += warp_sums[w];
   const double dist = sqrt(squares);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) scale[i] = d[i];
+  for (int i = threadIdx.x; i < n; i += kThreads) scale[i] = d[i];
   if (stop_when_orthogonal && dist <= 0x1p-24) {
-    for (int e = threadIdx.x; e < n * n; e += blockDim.x) factor[e] = e % n == e / n ? 1.0 : 0.0;
+    for (int e = threadIdx.x; e < n * n; e += kThreads) factor[e] = e % n == e / n ? 1.0 : 0.0;
     if (threadIdx.x == 0) st->last_pass = pass;
     return;
   }
@@ -155,86 +210,113 @@ __global__ void __launch_bounds__(kThreads) factor(const double* sums, int n, bo
     if (threadIdx.x == 0) st->breakdown = 1;
     return;
   }
-  for (int k = 0; k < n; ++k) {  // right-looking Cholesky, upper triangle: R'^T R' = D G D
-    if (threadIdx.x == 0) {
-      const double pivot = g[k + k * p];
-      if (pivot > 0.0 && pivot <= 1.7976931348623157e308) g[k + k * p] = sqrt(pivot); else broken = 1;
+  // Right-looking Cholesky of the upper triangle, R'^T R' = D G D, one barrier per column: every
+  // thread takes the pivot itself, the trailing update uses row k unscaled (times 1 / pivot), and
+  // row k is scaled during step k + 1, when no thread reads it. Threads own a 16 x 16 grid of
+  // G's entries (no index division in the loop).
+  static_assert(kThreads == 256, "a thread per entry of a 16 x 16 grid");
+  const int ti = threadIdx.x % 16, tj = threadIdx.x / 16;
+  double previous_inverse = 0.0;
+  for (int k = 0; k < n; ++k) {
+    const double pivot = g[k + k * p];
+    if (!(pivot > 0.0 && pivot <= 1.7976931348623157e308)) {  // the same verdict in every thread
+      if (threadIdx.x == 0) st->breakdown = 1;
+      return;
     }
-    __syncthreads();
-    if (broken) break;
-    for (int j = k + 1 + threadIdx.x; j < n; j += blockDim.x) g[k + j * p] /= g[k + k * p];
-    __syncthreads();
-    const int rest = n - k - 1;
-    for (int e = threadIdx.x; e < rest * rest; e += blockDim.x) {
-      const int i = k + 1 + e % rest, j = k + 1 + e / rest;
-      if (i <= j) g[i + j * p] -= g[k + i * p] * g[k + j * p];
-    }
+    const double inverse = rsqrt(pivot), inverse_pivot = inverse * inverse;
+    if (k > 0)
+      for (int j = k + threadIdx.x; j < n; j += kThreads) g[(k - 1) + j * p] *= previous_inverse;
+    for (int j = tj; j < n; j += 16)
+      for (int i = ti; i <= j; i += 16)
+        if (i > k) g[i + j * p] -= g[k + i * p] * inverse_pivot * g[k + j * p];
+    if (threadIdx.x == 0) inverse_diagonal[k] = inverse;
+    previous_inverse = inverse;
     __syncthreads();
   }
-  if (broken) {
-    if (threadIdx.x == 0) st->breakdown = 1;
-    return;
-  }
-  for (int e = threadIdx.x; e < n * n; e += blockDim.x) {
+  for (int e = threadIdx.x; e < n * n; e += kThreads) {
     const int i = e % n, j = e / n;
-    factor[e] = i == j ? 1.0 / g[i + i * p] : i < j ? g[i + j * p] : 0.0;
+    factor[e] = i == j ? inverse_diagonal[i] : i < j ? g[i + j * p] : 0.0;
   }
   if (threadIdx.x == 0) st->passes += 1;
 }
 
-/// Y := Y D R'^{-1} (factor and scale as `factor` wrote them), a thread per row, its n entries in
-/// registers: forward substitution q R' = y D in FP64 arithmetic, rounded to FP32.
+/// Register budget of a sweep: two blocks per multiprocessor for rows of up to 16 entries (more
+/// loads in flight; three would spill), one beyond.
 template <int N>
-__global__ void __launch_bounds__(kThreads) apply_inverse(float* y, index_t ld, index_t m, int n, const double* factor,
-                                                          const double* scale, const Status* st, int pass) {
-  if (!pass_runs(st, pass)) return;
+constexpr int kSweepsPerMultiprocessor = N <= 16 ? 2 : 1;
+
+/// One read of a block's rows of Y. If pass `apply_pass` runs: Y := Y D R'^{-1} (`factor` and
+/// `scale` as `factor` wrote them), by forward substitution q R' = y D in FP64 arithmetic, rounded
+/// to FP32. Then, if pass `gram_pass` runs: the block's sums of G = Y^T Y over the rows as they
+/// now stand (the rounded values), in FP64. One sweep does pass p's product and pass p + 1's
+/// Gram sums, so CholeskyQR2 reads Y three times, not four. Each thread loads its row of the next
+/// chunk while this one is worked on (up to 32 entries a row: beyond, the registers would spill).
+/// The block that finishes last adds the blocks' sums (gather_gram) and writes pass `gram_pass`'s
+/// factor (factor_gram), so a pass needs no other kernel.
+template <int N>
+__global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
+    sweep(float* y, index_t ld, index_t m, int n, index_t rows_per_block, double* factor, double* scale,
+          double* partials, double* group_partials, int* counters, Status* st, int apply_pass, int gram_pass,
+          bool stop_when_orthogonal) {
+  constexpr int NB = N / 8;
+  const bool apply = pass_runs(st, apply_pass), gram = pass_runs(st, gram_pass);
+  if (!apply && !gram) return;
+  extern __shared__ double shared[];
+  const int nb = column_blocks(n);
+  double* rows = shared + (threadIdx.x / 32) * 8 * nb * kWarpPitch;  // this warp's rows
   __shared__ double r[N * N], d[N];
-  for (int e = threadIdx.x; e < n * n; e += blockDim.x) r[(e % n) + (e / n) * N] = factor[e];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) d[i] = scale[i];
-  __syncthreads();
-  const index_t row = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
-  if (row >= m) return;
-  double q[N];
-#pragma unroll
-  for (int c = 0; c < N; ++c) q[c] = c < n ? static_cast<double>(y[row + c * ld]) * d[c] : 0.0;
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if (j >= n) break;
-    double s = q[j];
-#pragma unroll
-    for (int i = 0; i < j; ++i) s = fma(-q[i], r[i + j * N], s);
-    q[j] = s * r[j + j * N];
-    y[row + j * ld] = static_cast<float>(q[j]);
+  if (apply) {
+    for (int e = threadIdx.x; e < n * n; e += kThreads) r[(e % n) + (e / n) * N] = factor[e];
+    for (int i = threadIdx.x; i < N; i += kThreads) d[i] = i < n ? scale[i] : 0.0;
+    __syncthreads();
   }
+  double acc[NB * (NB + 1) / 2][2] = {};
+  const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
+  constexpr bool kPrefetch = N <= 32;
+  float v[N];
+  if (kPrefetch) load_row(v, y, ld, first + threadIdx.x, end, n);
+  for (index_t r0 = first; r0 < end; r0 += kThreads) {
+    const index_t row = r0 + threadIdx.x;
+    if (!kPrefetch) load_row(v, y, ld, row, end, n);
+    double q[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) q[c] = apply ? static_cast<double>(v[c]) * d[c] : static_cast<double>(v[c]);
+    if (kPrefetch) load_row(v, y, ld, row + kThreads, end, n);
+    if (apply) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        if (j >= n) break;
+        double s = q[j];
+#pragma unroll
+        for (int i = 0; i < j; ++i) s = fma(-q[i], r[i + j * N], s);
+        q[j] = s * r[j + j * N];
+        if (row < end) y[row + j * ld] = static_cast<float>(q[j]);
+      }
+    }
+    if (!gram) continue;
+    __syncwarp();
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+      if (c < 8 * nb) rows[c * kWarpPitch + threadIdx.x % 32] = static_cast<float>(q[c]);  // Y as written
+    __syncwarp();
+    accumulate_rows<NB>(rows, nb, acc);
+  }
+  if (!gram) return;
+  write_partials<NB>(acc, nb, shared, partials);
+  if (!gather_gram(partials, group_partials, counters, n, shared)) return;
+  factor_gram(shared, n, stop_when_orthogonal, gram_pass > 0, factor, scale, st, gram_pass);
 }
 
-__global__ void reset(Status* st) { *st = Status{0, 0, 1 << 30}; }
-
-template <int N>
-void launch_apply(MatrixView<float> y, const double* factor, const double* scale, const Status* st, int pass,
-                  cudaStream_t s) {
-  const unsigned blocks = static_cast<unsigned>((y.rows() + kThreads - 1) / kThreads);
-  apply_inverse<N><<<blocks, kThreads, 0, s>>>(y.data(), y.ld(), y.rows(), static_cast<int>(y.cols()), factor, scale,
-                                                st, pass);
-  RANDNLA_CUDA_LAUNCH("fused CholeskyQR: Y R^-1");
+__global__ void reset(Status* st, int* counters, int count) {
+  if (threadIdx.x == 0) *st = Status{0, 0, 1 << 30};
+  for (int i = threadIdx.x; i < count; i += blockDim.x) counters[i] = 0;
 }
 
-/// The workspace's parts, in doubles: the status, the factor, its scaling, the sums, the blocks'
-/// partial sums.
-struct Layout {
-  index_t rows_per_block, blocks, status = 0, factor = 2, scale, sums, partials, total;
-  Layout(index_t m, index_t n, int sms) {
-    // About two blocks per multiprocessor, in whole tiles.
-    const index_t target = std::max<index_t>(1, 2 * sms);
-    const index_t rows = tile_rows(static_cast<int>(n));
-    rows_per_block = std::max<index_t>(rows, ((m + target - 1) / target + rows - 1) / rows * rows);
-    blocks = std::max<index_t>(1, (m + rows_per_block - 1) / rows_per_block);
-    scale = factor + n * n;
-    sums = scale + n;
-    partials = sums + kEntries;
-    total = partials + blocks * kEntries;
-  }
-};
+using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, double*, int*, Status*,
+                            int, int, bool);
+
+/// The sweep with registers for a row of n entries.
+SweepKernel sweep_for(int n) { return n <= 16 ? sweep<16> : n <= 32 ? sweep<32> : sweep<64>; }
 
 int multiprocessors() {
   int device = 0, sms = 0;
@@ -243,42 +325,73 @@ int multiprocessors() {
   return sms;
 }
 
+/// Sweeps of n columns that fit on the device at once: asked of the driver once per device and n
+/// (the answer does not change, and asking costs microseconds of every call).
+index_t resident_sweeps(int n) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, index_t> known;
+  int device = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, n);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  const SweepKernel kernel = sweep_for(n);
+  allow_dynamic_shared_memory(kernel, sweep_shared_bytes(kMaxColumns));
+  int per_multiprocessor = 0;
+  RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, kThreads,
+                                                             sweep_shared_bytes(n)));
+  const index_t resident = std::max(1, per_multiprocessor) * static_cast<index_t>(multiprocessors());
+  known.emplace(key, resident);
+  return resident;
+}
+
+/// The workspace's parts, in doubles: the status, the factor, its scaling, the blocks' partial
+/// sums, the groups', the arrival counters (the groups', then the last level's). One wave of
+/// blocks, each over whole chunks of rows.
+struct Layout {
+  index_t rows_per_block, blocks, groups, status = 0, factor = 2, scale, partials, group_partials, counters, total;
+  Layout(index_t m, int n) {
+    const index_t target = resident_sweeps(n);
+    rows_per_block = ((m + target - 1) / target + kThreads - 1) / kThreads * kThreads;
+    blocks = std::max<index_t>(1, (m + rows_per_block - 1) / rows_per_block);
+    groups = (blocks + kGroup - 1) / kGroup;
+    scale = factor + n * n;
+    partials = scale + n;
+    group_partials = partials + blocks * gram_entries(n);
+    counters = group_partials + groups * gram_entries(n);
+    total = counters + (groups + 2) / 2;
+  }
+};
+
 }  // namespace
 
-index_t fused_cholesky_qr_workspace(index_t m, index_t n) { return Layout(m, n, multiprocessors()).total; }
+index_t fused_cholesky_qr_workspace(index_t m, index_t n) { return Layout(m, static_cast<int>(n)).total; }
 
-int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, cudaStream_t s) {
+int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, Status* pinned, cudaStream_t s) {
   const index_t m = y.rows();
   const int n = static_cast<int>(y.cols());
-  const Layout layout(m, n, multiprocessors());
+  const Layout layout(m, n);
   auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
-  double *r = work.data() + layout.factor, *d = work.data() + layout.scale, *sums = work.data() + layout.sums,
-         *partials = work.data() + layout.partials;
-  const int nb = (n + 3) / 4, entries = 16 * nb * (nb + 1) / 2;
-  const int factor_smem = static_cast<int>(n * (n + 1) * sizeof(double));
-  allow_dynamic_shared_memory(factor, static_cast<int>(kMaxColumns * (kMaxColumns + 1) * sizeof(double)));
-  reset<<<1, 1, 0, s>>>(st);
+  double *r = work.data() + layout.factor, *d = work.data() + layout.scale, *partials = work.data() + layout.partials,
+         *group_partials = work.data() + layout.group_partials;
+  auto* counters = reinterpret_cast<int*>(work.data() + layout.counters);
+  const int counter_count = static_cast<int>(layout.groups) + 1;
   const bool adaptive = passes == 0;
-  for (int pass = 0; pass < (adaptive ? 2 : passes); ++pass) {
-    gram_partials<<<static_cast<unsigned>(layout.blocks), kThreads, 0, s>>>(y.data(), y.ld(), m, n,
-                                                                             layout.rows_per_block, partials, st, pass);
-    RANDNLA_CUDA_LAUNCH("fused CholeskyQR: Gram partial sums");
-    sum_partials<<<(entries + kEntriesPerSumBlock - 1) / kEntriesPerSumBlock, kThreads, 0, s>>>(
-        partials, layout.blocks, entries, sums, st, pass);
-    RANDNLA_CUDA_LAUNCH("fused CholeskyQR: Gram sums");
-    factor<<<1, kThreads, factor_smem, s>>>(sums, n, adaptive, pass > 0, r, d, st, pass);
-    RANDNLA_CUDA_LAUNCH("fused CholeskyQR: factor");
-    if (n <= 16)
-      launch_apply<16>(y, r, d, st, pass, s);
-    else if (n <= 32)
-      launch_apply<32>(y, r, d, st, pass, s);
-    else
-      launch_apply<64>(y, r, d, st, pass, s);
-  }
-  Status host{};
-  RANDNLA_CUDA(cudaMemcpyAsync(&host, st, sizeof host, cudaMemcpyDeviceToHost, s));
+  const int most = adaptive ? 2 : passes;
+  const SweepKernel sweep_n = sweep_for(n);
+  const auto sweep_y = [&](int apply_pass, int gram_pass) {
+    sweep_n<<<static_cast<unsigned>(layout.blocks), kThreads, sweep_shared_bytes(n), s>>>(
+        y.data(), y.ld(), m, n, layout.rows_per_block, r, d, partials, group_partials, counters, st, apply_pass,
+        gram_pass, adaptive);
+    RANDNLA_CUDA_LAUNCH("fused CholeskyQR: sweep of Y");
+  };
+  reset<<<1, 32, 0, s>>>(st, counters, counter_count);
+  RANDNLA_CUDA_LAUNCH("fused CholeskyQR: status");
+  sweep_y(-1, 0);
+  for (int pass = 0; pass < most; ++pass) sweep_y(pass, pass + 1 < most ? pass + 1 : -1);
+  RANDNLA_CUDA(cudaMemcpyAsync(pinned, st, sizeof *pinned, cudaMemcpyDeviceToHost, s));
   RANDNLA_CUDA(cudaStreamSynchronize(s));
-  return host.breakdown ? -1 : host.passes;
+  return pinned->breakdown ? -1 : pinned->passes;
 }
 
 }  // namespace cuda

@@ -10,11 +10,20 @@ namespace cuda {
 
 constexpr int kFusedCholeskyQrMaxColumns = 64;
 
+/// The fused CholeskyQR's verdict, kept on the device while it runs: a breakdown, the Cholesky
+/// passes run, and the last pass that runs (one that found Y's columns orthogonal, which only
+/// scales them, ends the sequence).
+struct FusedCholeskyQrStatus {
+  int breakdown, passes, last_pass;
+};
+
 /// FP64 elements of the workspace of fused_cholesky_qr for an m x n Y.
 index_t fused_cholesky_qr_workspace(index_t m, index_t n);
 
-/// CholeskyQrOps::fused_cholesky_qr on stream s (work: fused_cholesky_qr_workspace(m, n) doubles).
-int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, cudaStream_t s);
+/// CholeskyQrOps::fused_cholesky_qr on stream s (work: fused_cholesky_qr_workspace(m, n) doubles);
+/// the verdict comes back through `pinned` (page-locked host memory: one copy, no staging).
+int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, FusedCholeskyQrStatus* pinned,
+                      cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace randnla
