@@ -703,9 +703,9 @@ TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
       }
 }
 
-// Auto on the fused path: columns already orthogonal are only scaled (no Cholesky pass); a zero
-// column breaks down before Y is written, and orthonormalize then falls back to a method that
-// still returns an orthonormal basis.
+// Auto on the fused path: columns already orthogonal are only scaled (no Cholesky pass), a well
+// conditioned Y takes one pass; a zero column breaks down before Y is written, and orthonormalize
+// then falls back to a method that still returns an orthonormal basis.
 TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -718,6 +718,15 @@ TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
   EXPECT_EQ(ops.fused_cholesky_qr(q.view(), 0, work.view()), 0);
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-6);
   EXPECT_EQ(orthonormalize(*dev, test::to_backend(*dev, y).view(), Orthonormalizer::Auto), Orthonormalizer::ColumnScaling);
+
+  // Well conditioned: one Cholesky pass, checked by the Gram sums of its result, is enough; an
+  // orthonormal Y is not written at all.
+  Matrix<float> g = test::to_backend(*dev, test::random_matrix(m, l, test::Elements::Normal, 5));
+  EXPECT_EQ(ops.fused_cholesky_qr(g.view(), 0, work.view()), 1);
+  const auto once = test::to_host(*dev, g);
+  EXPECT_LT(test::orthogonality_loss(once.cview()), 0x1p-24);
+  EXPECT_EQ(ops.fused_cholesky_qr(g.view(), 0, work.view()), 0);
+  EXPECT_EQ(test::to_host(*dev, g).data, once.data) << "an orthonormal Y is left as it is";
 
   for (index_t i = 0; i < m; ++i) y(i, 7) = 0.0f;
   q = test::to_backend(*dev, y);

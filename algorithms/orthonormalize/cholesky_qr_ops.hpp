@@ -47,10 +47,12 @@ class CholeskyQrOps {
   /// CholeskyQR of Y (m x n FP32, m >= n, 1 <= n <= fused_max_columns()) in place, without an FP64
   /// copy of Y: each pass sums G = Y^T Y in FP64, factors D G D (D = diag(G)^{-1/2}) in FP64 and
   /// writes Y := Y R^{-1} with FP64 arithmetic, rounded to FP32. passes = 2 (CholeskyQR2) or 0
-  /// (Auto: at most two, stopping where D G D is within 2^-24 of I, where Y := Y D). Stricter than
-  /// the FP64 path: a second pass also breaks down where D G D is farther than 1/2 from I (the
-  /// first left Y too ill conditioned for the second to be accurate). Returns the Cholesky passes
-  /// run (0: Y's columns were orthogonal, only scaled), or -1 on a breakdown, Y then as given or as
+  /// (Auto: at most two, each decided by the Gram sums of Y as it stands, which are computed
+  /// anyway: none more where G is within 2^-24 of I in the Frobenius norm, Y then orthonormal to
+  /// FP32 rounding; Y := Y D alone where D G D is). Stricter than the FP64 path: a second pass
+  /// also breaks down where D G D is farther than 1/2 from I (the first left Y too ill conditioned
+  /// for the second to be accurate). Returns the Cholesky passes run (0: Y's columns were
+  /// orthogonal, at most scaled), or -1 on a breakdown, Y then as given or as
   /// the first pass left it (Y R_1^{-1}, the same span). Source: Fukaya, Nakatsukasa, Yanagisawa
   /// & Yamamoto (2014), CholeskyQR2, Algorithm 2. `work`: fused_workspace(m, n) x 1, FP64.
   int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) {

@@ -175,31 +175,45 @@ __device__ bool gather_gram(const double* partials, double* group_partials, int*
   return true;
 }
 
-/// The pass's factor from G (in g, overwritten): G equilibrated (D G D, D = diag(G)^{-1/2}),
-/// then, if `stop_when_orthogonal` and ||D G D - I||_F <= 2^-24, R' = I and this is the last pass;
-/// else R' the Cholesky factor of D G D. Written: `factor` (n x n, column-major) = R' above its
-/// diagonal and 1 / R'_jj on it, and `scale` = D's diagonal; R = R' D^{-1}. A pivot not positive
-/// and finite, or (`second`) a D G D farther than 1/2 from I (Y not yet well conditioned: the pass
-/// would not be accurate), is a breakdown.
+/// The sums over the block of a and b, in every thread.
+__device__ double2 block_sums(double a, double b) {
+  __shared__ double2 warp_sums[kWarps];
+  for (int offset = 16; offset > 0; offset /= 2)
+    a += __shfl_down_sync(~0u, a, offset), b += __shfl_down_sync(~0u, b, offset);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = make_double2(a, b);
+  __syncthreads();
+  double2 total = make_double2(0.0, 0.0);
+  for (int w = 0; w < kWarps; ++w) total.x += warp_sums[w].x, total.y += warp_sums[w].y;
+  return total;
+}
+
+/// The pass's factor from G (in g, overwritten). If `stop_when_orthogonal`: where ||G - I||_F <=
+/// 2^-24, Y is orthonormal to FP32 rounding as it stands and the sequence ends before this pass;
+/// where ||D G D - I||_F <= 2^-24 (G equilibrated: D = diag(G)^{-1/2}), R' = I and this pass, the
+/// last, only scales the columns. Else R' is the Cholesky factor of D G D. Written: `factor`
+/// (n x n, column-major) = R' above its diagonal and 1 / R'_jj on it, and `scale` = D's diagonal;
+/// R = R' D^{-1}. A pivot not positive and finite, or (`second`) a D G D farther than 1/2 from I
+/// (Y not yet well conditioned: the pass would not be accurate), is a breakdown.
 __device__ void factor_gram(double* g, int n, bool stop_when_orthogonal, bool second, double* factor, double* scale,
                             Status* st, int pass) {
   const int p = n + 1;  // pitch
-  __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns], warp_sums[kWarps];
+  __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns];
   for (int i = threadIdx.x; i < n; i += kThreads) d[i] = equilibration_factor(g[i + i * p]);
   __syncthreads();
-  double local = 0.0;
+  double raw = 0.0, equilibrated = 0.0;
   for (int e = threadIdx.x; e < n * n; e += kThreads) {
     const int i = e % n, j = e / n;
+    const double identity = i == j ? 1.0 : 0.0, off = g[i + j * p] - identity;
     g[i + j * p] *= d[i] * d[j];
-    const double off = g[i + j * p] - (i == j ? 1.0 : 0.0);
-    local += off * off;
+    const double scaled_off = g[i + j * p] - identity;
+    raw += off * off, equilibrated += scaled_off * scaled_off;
   }
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(~0u, local, offset);
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = local;
-  __syncthreads();
-  double squares = 0.0;
-  for (int w = 0; w < kWarps; ++w) squares += warp_sums[w];
-  const double dist = sqrt(squares);
+  const double2 squares = block_sums(raw, equilibrated);
+  const double dist = sqrt(squares.y);
+  if (stop_when_orthogonal && sqrt(squares.x) <= 0x1p-24) {
+    if (threadIdx.x == 0) st->last_pass = pass - 1;
+    return;
+  }
   for (int i = threadIdx.x; i < n; i += kThreads) scale[i] = d[i];
   if (stop_when_orthogonal && dist <= 0x1p-24) {
     for (int e = threadIdx.x; e < n * n; e += kThreads) factor[e] = e % n == e / n ? 1.0 : 0.0;

@@ -11,8 +11,8 @@ namespace cuda {
 constexpr int kFusedCholeskyQrMaxColumns = 64;
 
 /// The fused CholeskyQR's verdict, kept on the device while it runs: a breakdown, the Cholesky
-/// passes run, and the last pass that runs (one that found Y's columns orthogonal, which only
-/// scales them, ends the sequence).
+/// passes run, and the last pass that runs (a Y found orthonormal ends the sequence before the
+/// next pass, one with orthogonal columns after a pass that only scales them).
 struct FusedCholeskyQrStatus {
   int breakdown, passes, last_pass;
 };
