@@ -36,12 +36,10 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   CholeskyQrKernels& operator=(const CholeskyQrKernels&) = delete;
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
-  /// Up to 32 columns, or up to 2^22 elements, where launches and waits for the device dominate
-  /// (perf_tests/results/bench_qr.md): at 1048576 x 64 the FP64 path's Tensor Core products were
-  /// faster than the fused kernels' FP64 arithmetic.
-  bool fused_preferred(index_t m, index_t n) const override {
-    return n <= kFusedCholeskyQrMaxColumns && (n <= 32 || m * n <= (index_t{1} << 22));
-  }
+  /// Wherever it takes Y: at 1048576 x 64 its three sweeps over Y on the FP64 Tensor Cores beat the
+  /// FP64 path (an FP64 copy of Y, cuBLAS and cuSOLVER) in time and memory
+  /// (perf_tests/results/bench_qr.md).
+  bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= kFusedCholeskyQrMaxColumns; }
   index_t fused_workspace(index_t m, index_t n) const override {
     const DeviceScope scope(device_);
     return cuda::fused_cholesky_qr_workspace(m, n);

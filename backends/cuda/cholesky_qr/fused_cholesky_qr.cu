@@ -1,10 +1,11 @@
 // CholeskyQR of a tall-skinny FP32 Y in place, fused (cholesky_qr_ops.hpp, fused_cholesky_qr):
-// per pass, G = Y^T Y summed in FP64 (FP64 Tensor Cores) by row blocks, the blocks' sums added in
-// a fixed order (the same bits on every run) by the block that finishes last, which also
-// equilibrates and factors G; then Y := Y R^{-1} row by row by forward substitution in FP64
-// arithmetic. One sweep over Y does a pass's product and the next pass's Gram sums and factor:
-// CholeskyQR2 is three kernels over Y. No FP64 copy of Y; a status word on the device tells each
-// sweep what to do, and the host reads it once, at the end.
+// per pass, G = Y^T Y summed in FP64 by row blocks, the blocks' sums added in a fixed order (the
+// same bits on every run) by the block that finishes last, which also equilibrates and factors G
+// and inverts the factor; then Y := Y R^{-1}. Both products run on the FP64 Tensor Cores (exact
+// products of the FP32 entries, FP64 sums). One sweep over Y does a pass's product and the next
+// pass's Gram sums and factor: CholeskyQR2 is three kernels over Y, and Auto stops after two where
+// the first pass already left Y orthonormal. No FP64 copy of Y; a status word on the device tells
+// each sweep what to do, and the host reads it once, at the end.
 #include "fused_cholesky_qr.cuh"
 
 #include <algorithm>
@@ -50,10 +51,10 @@ __host__ __device__ int gram_entries(int n) {
 }
 
 /// The sweep's dynamic shared memory: each warp's rows (8 nb columns); later the block's sums,
-/// then G (pitch n + 1).
+/// then G and R'^{-1} (pitch n + 1).
 int sweep_shared_bytes(int n) {
   return static_cast<int>(sizeof(double)) *
-         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), n * (n + 1)});
+         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), 2 * n * (n + 1)});
 }
 
 template <int N>
@@ -187,14 +188,15 @@ __device__ double2 block_sums(double a, double b) {
   return total;
 }
 
-/// The pass's factor from G (in g, overwritten). If `stop_when_orthogonal`: where ||G - I||_F <=
-/// 2^-24, Y is orthonormal to FP32 rounding as it stands and the sequence ends before this pass;
-/// where ||D G D - I||_F <= 2^-24 (G equilibrated: D = diag(G)^{-1/2}), R' = I and this pass, the
-/// last, only scales the columns. Else R' is the Cholesky factor of D G D. Written: `factor`
-/// (n x n, column-major) = R' above its diagonal and 1 / R'_jj on it, and `scale` = D's diagonal;
-/// R = R' D^{-1}. A pivot not positive and finite, or (`second`) a D G D farther than 1/2 from I
-/// (Y not yet well conditioned: the pass would not be accurate), is a breakdown.
-__device__ void factor_gram(double* g, int n, bool stop_when_orthogonal, bool second, double* factor, double* scale,
+/// The pass's factor from G (in g, overwritten; x: n (n + 1) more doubles of shared memory). If
+/// `stop_when_orthogonal`: where ||G - I||_F <= 2^-24, Y is orthonormal to FP32 rounding as it
+/// stands and the sequence ends before this pass; where ||D G D - I||_F <= 2^-24 (G equilibrated:
+/// D = diag(G)^{-1/2}), this pass, the last, only scales the columns: M = D. Else R' is the
+/// Cholesky factor of D G D, R = R' D^{-1}, and M = R^{-1} = D R'^{-1}. Written: `factor` = M
+/// (n x n, column-major, upper triangular). A pivot not positive and finite, or (`second`) a
+/// D G D farther than 1/2 from I (Y not yet well conditioned: the pass would not be accurate), is
+/// a breakdown.
+__device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogonal, bool second, double* factor,
                             Status* st, int pass) {
   const int p = n + 1;  // pitch
   __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns];
@@ -214,9 +216,8 @@ __device__ void factor_gram(double* g, int n, bool stop_when_orthogonal, bool se
     if (threadIdx.x == 0) st->last_pass = pass - 1;
     return;
   }
-  for (int i = threadIdx.x; i < n; i += kThreads) scale[i] = d[i];
   if (stop_when_orthogonal && dist <= 0x1p-24) {
-    for (int e = threadIdx.x; e < n * n; e += kThreads) factor[e] = e % n == e / n ? 1.0 : 0.0;
+    for (int e = threadIdx.x; e < n * n; e += kThreads) factor[e] = e % n == e / n ? d[e % n] : 0.0;
     if (threadIdx.x == 0) st->last_pass = pass;
     return;
   }
@@ -247,78 +248,110 @@ __device__ void factor_gram(double* g, int n, bool stop_when_orthogonal, bool se
     previous_inverse = inverse;
     __syncthreads();
   }
+  // R'^{-1} from R' X = I by rows, bottom up, right-looking: once row i of X is final (x's row i
+  // times 1 / R'_ii), it is taken out of the rows above it; one barrier per row.
+  for (int j = tj; j < n; j += 16)
+    for (int i = ti; i <= j; i += 16) x[i + j * p] = i == j ? 1.0 : 0.0;
+  __syncthreads();
+  for (int i = n - 1; i > 0; --i) {
+    for (int j = i + tj; j < n; j += 16)
+      for (int r = ti; r < i; r += 16) x[r + j * p] -= g[r + i * p] * inverse_diagonal[i] * x[i + j * p];
+    __syncthreads();
+  }
   for (int e = threadIdx.x; e < n * n; e += kThreads) {
     const int i = e % n, j = e / n;
-    factor[e] = i == j ? inverse_diagonal[i] : i < j ? g[i + j * p] : 0.0;
+    factor[e] = i <= j ? d[i] * inverse_diagonal[i] * x[i + j * p] : 0.0;
   }
   if (threadIdx.x == 0) st->passes += 1;
 }
 
+/// The warp's 32 rows (in `rows`) := rows M, rounded to FP32 (kept as doubles), on the FP64 Tensor
+/// Cores: M (8 nb x 8 nb, upper triangular, zero beyond n) in `m` with pitch N + 4 (4 mod 16: the
+/// fragment loads are conflict-free). Eight rows at a time; their products are written back only
+/// once all of their fragments are read.
+template <int N>
+__device__ void multiply_rows(double* rows, const double* m, int nb) {
+  constexpr int NB = N / 8, kPitch = N + 4;
+  const int lane = threadIdx.x % 32;
+#pragma unroll 1
+  for (int rb = 0; rb < 4; ++rb) {
+    double out[NB][2] = {};
+#pragma unroll
+    for (int k = 0; k < 8 * NB; k += 4) {
+      if (k >= 8 * nb) break;
+      const double a = rows[(k + lane % 4) * kWarpPitch + 8 * rb + lane / 4];
+#pragma unroll
+      for (int cb = 0; cb < NB; ++cb)
+        if (cb < nb && k <= 8 * cb + 7) mma_f64(out[cb], a, m[(k + lane % 4) + (8 * cb + lane / 4) * kPitch]);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int cb = 0; cb < NB; ++cb)
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+        if (cb < nb)
+          rows[(8 * cb + 2 * (lane % 4) + t) * kWarpPitch + 8 * rb + lane / 4] = static_cast<float>(out[cb][t]);
+    __syncwarp();
+  }
+}
+
 /// Register budget of a sweep: two blocks per multiprocessor for rows of up to 16 entries (more
-/// loads in flight; three would spill), one beyond.
+/// loads in flight), one beyond.
 template <int N>
 constexpr int kSweepsPerMultiprocessor = N <= 16 ? 2 : 1;
 
-/// One read of a block's rows of Y. If pass `apply_pass` runs: Y := Y D R'^{-1} (`factor` and
-/// `scale` as `factor` wrote them), by forward substitution q R' = y D in FP64 arithmetic, rounded
-/// to FP32. Then, if pass `gram_pass` runs: the block's sums of G = Y^T Y over the rows as they
-/// now stand (the rounded values), in FP64. One sweep does pass p's product and pass p + 1's
-/// Gram sums, so CholeskyQR2 reads Y three times, not four. Each thread loads its row of the next
-/// chunk while this one is worked on (up to 32 entries a row: beyond, the registers would spill).
-/// The block that finishes last adds the blocks' sums (gather_gram) and writes pass `gram_pass`'s
-/// factor (factor_gram), so a pass needs no other kernel.
+/// One read of a block's rows of Y. If pass `apply_pass` runs: Y := Y M (M = R^{-1} as factor_gram
+/// wrote it) on the FP64 Tensor Cores, rounded to FP32. Then, if pass `gram_pass` runs: the
+/// block's sums of G = Y^T Y over the rows as they now stand (the rounded values), in FP64. One
+/// sweep does pass p's product and pass p + 1's Gram sums, so CholeskyQR2 reads Y three times,
+/// not four. Each thread loads its row of the next chunk while this one is worked on (up to 32
+/// columns). The block that finishes last adds the blocks' sums (gather_gram) and writes pass
+/// `gram_pass`'s factor (factor_gram), so a pass needs no other kernel.
 template <int N>
 __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
-    sweep(float* y, index_t ld, index_t m, int n, index_t rows_per_block, double* factor, double* scale,
-          double* partials, double* group_partials, int* counters, Status* st, int apply_pass, int gram_pass,
+    sweep(float* y, index_t ld, index_t m, int n, index_t rows_per_block, double* factor, double* partials,
+          double* group_partials, int* counters, Status* st, int apply_pass, int gram_pass,
           bool stop_when_orthogonal) {
   constexpr int NB = N / 8;
   const bool apply = pass_runs(st, apply_pass), gram = pass_runs(st, gram_pass);
   if (!apply && !gram) return;
   extern __shared__ double shared[];
-  const int nb = column_blocks(n);
+  const int nb = column_blocks(n), lane = threadIdx.x % 32;
   double* rows = shared + (threadIdx.x / 32) * 8 * nb * kWarpPitch;  // this warp's rows
-  __shared__ double r[N * N], d[N];
+  __shared__ double mm[N * (N + 4)];
   if (apply) {
-    for (int e = threadIdx.x; e < n * n; e += kThreads) r[(e % n) + (e / n) * N] = factor[e];
-    for (int i = threadIdx.x; i < N; i += kThreads) d[i] = i < n ? scale[i] : 0.0;
+    for (int e = threadIdx.x; e < 8 * nb * 8 * nb; e += kThreads) {
+      const int i = e % (8 * nb), j = e / (8 * nb);
+      mm[i + j * (N + 4)] = i < n && j < n ? factor[i + j * n] : 0.0;
+    }
     __syncthreads();
   }
   double acc[NB * (NB + 1) / 2][2] = {};
   const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
-  constexpr bool kPrefetch = N <= 32;
+  constexpr bool kPrefetch = N <= 32;  // beyond, the registers of a second row would spill
   float v[N];
   if (kPrefetch) load_row(v, y, ld, first + threadIdx.x, end, n);
   for (index_t r0 = first; r0 < end; r0 += kThreads) {
     const index_t row = r0 + threadIdx.x;
     if (!kPrefetch) load_row(v, y, ld, row, end, n);
-    double q[N];
-#pragma unroll
-    for (int c = 0; c < N; ++c) q[c] = apply ? static_cast<double>(v[c]) * d[c] : static_cast<double>(v[c]);
-    if (kPrefetch) load_row(v, y, ld, row + kThreads, end, n);
-    if (apply) {
-#pragma unroll
-      for (int j = 0; j < N; ++j) {
-        if (j >= n) break;
-        double s = q[j];
-#pragma unroll
-        for (int i = 0; i < j; ++i) s = fma(-q[i], r[i + j * N], s);
-        q[j] = s * r[j + j * N];
-        if (row < end) y[row + j * ld] = static_cast<float>(q[j]);
-      }
-    }
-    if (!gram) continue;
     __syncwarp();
 #pragma unroll
     for (int c = 0; c < N; ++c)
-      if (c < 8 * nb) rows[c * kWarpPitch + threadIdx.x % 32] = static_cast<float>(q[c]);  // Y as written
+      if (c < 8 * nb) rows[c * kWarpPitch + lane] = v[c];
+    if (kPrefetch) load_row(v, y, ld, row + kThreads, end, n);
     __syncwarp();
-    accumulate_rows<NB>(rows, nb, acc);
+    if (apply) {
+      multiply_rows<N>(rows, mm, nb);
+#pragma unroll
+      for (int c = 0; c < N; ++c)
+        if (c < n && row < end) y[row + c * ld] = static_cast<float>(rows[c * kWarpPitch + lane]);
+    }
+    if (gram) accumulate_rows<NB>(rows, nb, acc);
   }
   if (!gram) return;
   write_partials<NB>(acc, nb, shared, partials);
   if (!gather_gram(partials, group_partials, counters, n, shared)) return;
-  factor_gram(shared, n, stop_when_orthogonal, gram_pass > 0, factor, scale, st, gram_pass);
+  factor_gram(shared, shared + n * (n + 1), n, stop_when_orthogonal, gram_pass > 0, factor, st, gram_pass);
 }
 
 __global__ void reset(Status* st, int* counters, int count) {
@@ -326,8 +359,8 @@ __global__ void reset(Status* st, int* counters, int count) {
   for (int i = threadIdx.x; i < count; i += blockDim.x) counters[i] = 0;
 }
 
-using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, double*, int*, Status*,
-                            int, int, bool);
+using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, int*, Status*, int,
+                            int, bool);
 
 /// The sweep with registers for a row of n entries.
 SweepKernel sweep_for(int n) { return n <= 16 ? sweep<16> : n <= 32 ? sweep<32> : sweep<64>; }
@@ -359,18 +392,17 @@ index_t resident_sweeps(int n) {
   return resident;
 }
 
-/// The workspace's parts, in doubles: the status, the factor, its scaling, the blocks' partial
+/// The workspace's parts, in doubles: the status, the factor, the blocks' partial
 /// sums, the groups', the arrival counters (the groups', then the last level's). One wave of
 /// blocks, each over whole chunks of rows.
 struct Layout {
-  index_t rows_per_block, blocks, groups, status = 0, factor = 2, scale, partials, group_partials, counters, total;
+  index_t rows_per_block, blocks, groups, status = 0, factor = 2, partials, group_partials, counters, total;
   Layout(index_t m, int n) {
     const index_t target = resident_sweeps(n);
     rows_per_block = ((m + target - 1) / target + kThreads - 1) / kThreads * kThreads;
     blocks = std::max<index_t>(1, (m + rows_per_block - 1) / rows_per_block);
     groups = (blocks + kGroup - 1) / kGroup;
-    scale = factor + n * n;
-    partials = scale + n;
+    partials = factor + n * n;
     group_partials = partials + blocks * gram_entries(n);
     counters = group_partials + groups * gram_entries(n);
     total = counters + (groups + 2) / 2;
@@ -386,7 +418,7 @@ int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, 
   const int n = static_cast<int>(y.cols());
   const Layout layout(m, n);
   auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
-  double *r = work.data() + layout.factor, *d = work.data() + layout.scale, *partials = work.data() + layout.partials,
+  double *r = work.data() + layout.factor, *partials = work.data() + layout.partials,
          *group_partials = work.data() + layout.group_partials;
   auto* counters = reinterpret_cast<int*>(work.data() + layout.counters);
   const int counter_count = static_cast<int>(layout.groups) + 1;
@@ -395,7 +427,7 @@ int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, 
   const SweepKernel sweep_n = sweep_for(n);
   const auto sweep_y = [&](int apply_pass, int gram_pass) {
     sweep_n<<<static_cast<unsigned>(layout.blocks), kThreads, sweep_shared_bytes(n), s>>>(
-        y.data(), y.ld(), m, n, layout.rows_per_block, r, d, partials, group_partials, counters, st, apply_pass,
+        y.data(), y.ld(), m, n, layout.rows_per_block, r, partials, group_partials, counters, st, apply_pass,
         gram_pass, adaptive);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: sweep of Y");
   };
