@@ -295,10 +295,10 @@ __device__ void multiply_rows(double* rows, const double* m, int nb) {
   }
 }
 
-/// Register budget of a sweep: two blocks per multiprocessor for rows of up to 16 entries (more
+/// Register budget of a sweep: three blocks per multiprocessor for rows of up to 16 entries (more
 /// loads in flight), one beyond.
 template <int N>
-constexpr int kSweepsPerMultiprocessor = N <= 16 ? 2 : 1;
+constexpr int kSweepsPerMultiprocessor = N <= 16 ? 3 : 1;
 
 /// One read of a block's rows of Y. If pass `apply_pass` runs: Y := Y M (M = R^{-1} as factor_gram
 /// wrote it) on the FP64 Tensor Cores, rounded to FP32. Then, if pass `gram_pass` runs: the
