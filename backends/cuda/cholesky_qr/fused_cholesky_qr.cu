@@ -200,7 +200,11 @@ __device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogon
                             Status* st, int pass) {
   const int p = n + 1;  // pitch
   __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns];
+  static_assert(kThreads == 256, "a thread per entry of a 16 x 16 grid");
+  const int ti = threadIdx.x % 16, tj = threadIdx.x / 16;  // threads own a 16 x 16 grid of entries
   for (int i = threadIdx.x; i < n; i += kThreads) d[i] = equilibration_factor(g[i + i * p]);
+  for (int j = tj; j < n; j += 16)
+    for (int i = ti; i < n; i += 16) x[i + j * p] = i == j ? 1.0 : 0.0;
   __syncthreads();
   double raw = 0.0, equilibrated = 0.0;
   for (int e = threadIdx.x; e < n * n; e += kThreads) {
@@ -227,10 +231,9 @@ __device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogon
   }
   // Right-looking Cholesky of the upper triangle, R'^T R' = D G D, one barrier per column: every
   // thread takes the pivot itself, the trailing update uses row k unscaled (times 1 / pivot), and
-  // row k is scaled during step k + 1, when no thread reads it. Threads own a 16 x 16 grid of
-  // G's entries (no index division in the loop).
-  static_assert(kThreads == 256, "a thread per entry of a 16 x 16 grid");
-  const int ti = threadIdx.x % 16, tj = threadIdx.x / 16;
+  // row k is scaled during step k + 1, when no thread reads it. The same row operations on x = I
+  // leave x = R'^{-T} with its rows unscaled (x's row j times 1 / R'_jj), so the inverse needs no
+  // loop of its own.
   double previous_inverse = 0.0;
   for (int k = 0; k < n; ++k) {
     const double pivot = g[k + k * p];
@@ -241,26 +244,21 @@ __device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogon
     const double inverse = rsqrt(pivot), inverse_pivot = inverse * inverse;
     if (k > 0)
       for (int j = k + threadIdx.x; j < n; j += kThreads) g[(k - 1) + j * p] *= previous_inverse;
-    for (int j = tj; j < n; j += 16)
-      for (int i = ti; i <= j; i += 16)
-        if (i > k) g[i + j * p] -= g[k + i * p] * inverse_pivot * g[k + j * p];
+    for (int i = ti; i < n; i += 16) {
+      if (i <= k) continue;
+      const double multiplier = g[k + i * p] * inverse_pivot;
+      for (int j = tj; j < n; j += 16) {
+        if (j >= i) g[i + j * p] -= multiplier * g[k + j * p];
+        if (j <= k) x[i + j * p] -= multiplier * x[k + j * p];
+      }
+    }
     if (threadIdx.x == 0) inverse_diagonal[k] = inverse;
     previous_inverse = inverse;
     __syncthreads();
   }
-  // R'^{-1} from R' X = I by rows, bottom up, right-looking: once row i of X is final (x's row i
-  // times 1 / R'_ii), it is taken out of the rows above it; one barrier per row.
-  for (int j = tj; j < n; j += 16)
-    for (int i = ti; i <= j; i += 16) x[i + j * p] = i == j ? 1.0 : 0.0;
-  __syncthreads();
-  for (int i = n - 1; i > 0; --i) {
-    for (int j = i + tj; j < n; j += 16)
-      for (int r = ti; r < i; r += 16) x[r + j * p] -= g[r + i * p] * inverse_diagonal[i] * x[i + j * p];
-    __syncthreads();
-  }
-  for (int e = threadIdx.x; e < n * n; e += kThreads) {
+  for (int e = threadIdx.x; e < n * n; e += kThreads) {  // M = D R'^{-1}
     const int i = e % n, j = e / n;
-    factor[e] = i <= j ? d[i] * inverse_diagonal[i] * x[i + j * p] : 0.0;
+    factor[e] = i <= j ? d[i] * x[j + i * p] * inverse_diagonal[j] : 0.0;
   }
   if (threadIdx.x == 0) st->passes += 1;
 }
