@@ -390,9 +390,9 @@ index_t resident_sweeps(int n) {
   return resident;
 }
 
-/// The workspace's parts, in doubles: the status, the factor, the blocks' partial
-/// sums, the groups', the arrival counters (the groups', then the last level's). One wave of
-/// blocks, each over whole chunks of rows.
+/// The workspace's parts, in doubles: the status, the factor, the blocks' partial sums, the
+/// groups', the arrival counters (the last level's, then the groups'). One wave of blocks, each
+/// over whole chunks of rows.
 struct Layout {
   index_t rows_per_block, blocks, groups, status = 0, factor = 2, partials, group_partials, counters, total;
   Layout(index_t m, int n) {
