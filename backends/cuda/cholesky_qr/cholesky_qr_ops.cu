@@ -39,7 +39,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   /// Wherever it takes Y: at 1048576 x 64 its three sweeps over Y on the FP64 Tensor Cores beat the
   /// FP64 path (an FP64 copy of Y, cuBLAS and cuSOLVER) in time and memory
   /// (perf_tests/results/bench_qr.md).
-  bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= kFusedCholeskyQrMaxColumns; }
+  bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= fused_max_columns(); }
   index_t fused_workspace(index_t m, index_t n) const override {
     const DeviceScope scope(device_);
     return cuda::fused_cholesky_qr_workspace(m, n);
