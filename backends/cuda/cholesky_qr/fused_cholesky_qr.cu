@@ -51,10 +51,10 @@ __host__ __device__ int gram_entries(int n) {
 }
 
 /// The sweep's dynamic shared memory: each warp's rows (8 nb columns); later the block's sums,
-/// then G and R'^{-1} (pitch n + 1).
+/// then G (pitch n + 1) and the factor's two row buffers.
 int sweep_shared_bytes(int n) {
   return static_cast<int>(sizeof(double)) *
-         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), 2 * n * (n + 1)});
+         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), n * (n + 1) + 4 * kMaxColumns});
 }
 
 template <int N>
@@ -188,23 +188,91 @@ __device__ double2 block_sums(double a, double b) {
   return total;
 }
 
-/// The pass's factor from G (in g, overwritten; x: n (n + 1) more doubles of shared memory). If
-/// `stop_when_orthogonal`: where ||G - I||_F <= 2^-24, Y is orthonormal to FP32 rounding as it
+/// M = D R'^{-1} into `factor` (n x n, column-major, zero below the diagonal), where R'^T R' = D G D
+/// (equilibrated, in g with pitch n + 1; upper triangle read). Right-looking Cholesky with the
+/// matrix in registers: the threads form a 16 x 16 grid and thread (ti, tj) holds the entries
+/// (ti + 16 a, tj + 16 b); step k needs only row k, which its owners publish in shared memory (two
+/// buffers in `row`, so one barrier per step). The same row operations on x = I leave x = R'^{-T}
+/// with its rows unscaled (row j times 1 / R'_jj), so the inverse comes at no extra step; the
+/// updates run on every entry (the multiplier is zero at and above row k, and row k of x is zero
+/// right of k), as entries below G's diagonal are never read. A pivot not positive and finite is
+/// a breakdown, seen by every thread alike.
+template <int N>
+__device__ void cholesky_inverse(const double* g, double* row, int n, const double* d, double* factor, Status* st) {
+  constexpr int T = (N + 15) / 16;  // entries per thread and dimension
+  static_assert(kThreads == 256, "a 16 x 16 grid of threads");
+  const int ti = threadIdx.x % 16, tj = threadIdx.x / 16, p = n + 1;
+  double gr[T][T], xr[T][T], inverse_of_row[T] = {};
+#pragma unroll
+  for (int a = 0; a < T; ++a)
+#pragma unroll
+    for (int b = 0; b < T; ++b) {
+      const int i = ti + 16 * a, j = tj + 16 * b;
+      gr[a][b] = i <= j && j < n ? g[i + j * p] : 0.0;
+      xr[a][b] = i == j ? 1.0 : 0.0;
+    }
+#pragma unroll
+  for (int a = 0; a < T; ++a) {
+    for (int k = 16 * a; k < min(n, 16 * a + 16); ++k) {
+      double* const row_g = row + (k % 2) * 2 * kMaxColumns;
+      double* const row_x = row_g + kMaxColumns;
+      if (ti == k % 16)
+#pragma unroll
+        for (int b = 0; b < T; ++b) row_g[tj + 16 * b] = gr[a][b], row_x[tj + 16 * b] = xr[a][b];
+      __syncthreads();
+      const double pivot = row_g[k];
+      if (!(pivot > 0.0 && pivot <= 1.7976931348623157e308)) {
+        if (threadIdx.x == 0) st->breakdown = 1;
+        return;
+      }
+      const double inverse = rsqrt(pivot), inverse_pivot = inverse * inverse;
+      if (ti == k % 16) inverse_of_row[a] = inverse;
+      double multiplier[T], right_g[T], right_x[T];
+#pragma unroll
+      for (int c = 0; c < T; ++c) {
+        const int i = ti + 16 * c;
+        multiplier[c] = i > k && i < n ? row_g[i] * inverse_pivot : 0.0;
+        right_g[c] = row_g[tj + 16 * c];
+        right_x[c] = row_x[tj + 16 * c];
+      }
+#pragma unroll
+      for (int c = 0; c < T; ++c)
+#pragma unroll
+        for (int b = 0; b < T; ++b) {
+          gr[c][b] -= multiplier[c] * right_g[b];
+          xr[c][b] -= multiplier[c] * right_x[b];
+        }
+    }
+  }
+  __shared__ double inverse_diagonal[kMaxColumns];
+#pragma unroll
+  for (int a = 0; a < T; ++a)
+    if (tj == 0 && ti + 16 * a < n) inverse_diagonal[ti + 16 * a] = inverse_of_row[a];
+  __syncthreads();
+#pragma unroll
+  for (int a = 0; a < T; ++a)
+#pragma unroll
+    for (int b = 0; b < T; ++b) {  // x's entry (r, c) is M's (c, r)
+      const int r = ti + 16 * a, c = tj + 16 * b;
+      if (r < n && c < n) factor[c + r * n] = r >= c ? d[c] * xr[a][b] * inverse_diagonal[r] : 0.0;
+    }
+  if (threadIdx.x == 0) st->passes += 1;
+}
+
+/// The pass's factor from G (in g, overwritten; row: 2 x 2 kMaxColumns doubles of shared memory).
+/// If `stop_when_orthogonal`: where ||G - I||_F <= 2^-24, Y is orthonormal to FP32 rounding as it
 /// stands and the sequence ends before this pass; where ||D G D - I||_F <= 2^-24 (G equilibrated:
 /// D = diag(G)^{-1/2}), this pass, the last, only scales the columns: M = D. Else R' is the
 /// Cholesky factor of D G D, R = R' D^{-1}, and M = R^{-1} = D R'^{-1}. Written: `factor` = M
 /// (n x n, column-major, upper triangular). A pivot not positive and finite, or (`second`) a
 /// D G D farther than 1/2 from I (Y not yet well conditioned: the pass would not be accurate), is
 /// a breakdown.
-__device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogonal, bool second, double* factor,
+template <int N>
+__device__ void factor_gram(double* g, double* row, int n, bool stop_when_orthogonal, bool second, double* factor,
                             Status* st, int pass) {
   const int p = n + 1;  // pitch
-  __shared__ double d[kMaxColumns], inverse_diagonal[kMaxColumns];
-  static_assert(kThreads == 256, "a thread per entry of a 16 x 16 grid");
-  const int ti = threadIdx.x % 16, tj = threadIdx.x / 16;  // threads own a 16 x 16 grid of entries
+  __shared__ double d[kMaxColumns];
   for (int i = threadIdx.x; i < n; i += kThreads) d[i] = equilibration_factor(g[i + i * p]);
-  for (int j = tj; j < n; j += 16)
-    for (int i = ti; i < n; i += 16) x[i + j * p] = i == j ? 1.0 : 0.0;
   __syncthreads();
   double raw = 0.0, equilibrated = 0.0;
   for (int e = threadIdx.x; e < n * n; e += kThreads) {
@@ -229,38 +297,7 @@ __device__ void factor_gram(double* g, double* x, int n, bool stop_when_orthogon
     if (threadIdx.x == 0) st->breakdown = 1;
     return;
   }
-  // Right-looking Cholesky of the upper triangle, R'^T R' = D G D, one barrier per column: every
-  // thread takes the pivot itself, the trailing update uses row k unscaled (times 1 / pivot), and
-  // row k is scaled during step k + 1, when no thread reads it. The same row operations on x = I
-  // leave x = R'^{-T} with its rows unscaled (x's row j times 1 / R'_jj), so the inverse needs no
-  // loop of its own.
-  double previous_inverse = 0.0;
-  for (int k = 0; k < n; ++k) {
-    const double pivot = g[k + k * p];
-    if (!(pivot > 0.0 && pivot <= 1.7976931348623157e308)) {  // the same verdict in every thread
-      if (threadIdx.x == 0) st->breakdown = 1;
-      return;
-    }
-    const double inverse = rsqrt(pivot), inverse_pivot = inverse * inverse;
-    if (k > 0)
-      for (int j = k + threadIdx.x; j < n; j += kThreads) g[(k - 1) + j * p] *= previous_inverse;
-    for (int i = ti; i < n; i += 16) {
-      if (i <= k) continue;
-      const double multiplier = g[k + i * p] * inverse_pivot;
-      for (int j = tj; j < n; j += 16) {
-        if (j >= i) g[i + j * p] -= multiplier * g[k + j * p];
-        if (j <= k) x[i + j * p] -= multiplier * x[k + j * p];
-      }
-    }
-    if (threadIdx.x == 0) inverse_diagonal[k] = inverse;
-    previous_inverse = inverse;
-    __syncthreads();
-  }
-  for (int e = threadIdx.x; e < n * n; e += kThreads) {  // M = D R'^{-1}
-    const int i = e % n, j = e / n;
-    factor[e] = i <= j ? d[i] * x[j + i * p] * inverse_diagonal[j] : 0.0;
-  }
-  if (threadIdx.x == 0) st->passes += 1;
+  cholesky_inverse<N>(g, row, n, d, factor, st);
 }
 
 /// The warp's 32 rows (in `rows`) := rows M, rounded to FP32 (kept as doubles), on the FP64 Tensor
@@ -349,7 +386,7 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   if (!gram) return;
   write_partials<NB>(acc, nb, shared, partials);
   if (!gather_gram(partials, group_partials, counters, n, shared)) return;
-  factor_gram(shared, shared + n * (n + 1), n, stop_when_orthogonal, gram_pass > 0, factor, st, gram_pass);
+  factor_gram<N>(shared, shared + n * (n + 1), n, stop_when_orthogonal, gram_pass > 0, factor, st, gram_pass);
 }
 
 __global__ void reset(Status* st, int* counters, int count) {
