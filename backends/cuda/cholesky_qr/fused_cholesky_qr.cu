@@ -32,29 +32,39 @@ using Status = FusedCholeskyQrStatus;
 
 __host__ __device__ int column_blocks(int n) { return (n + 7) / 8; }
 
-/// The p-th 8 x 8 block (bi, bj), bi <= bj, of the upper triangle of an nb x nb grid of blocks.
-__device__ int2 block_pair(int p, int nb) {
-  int bi = 0;
-  while (p >= nb - bi) p -= nb - bi, ++bi;
-  return make_int2(bi, bi + p);
+/// G's upper triangle is summed in 16 x 8 tiles (the FP64 Tensor Cores' m16n8k8 products): tile
+/// (I, J) holds rows 16 I ... 16 I + 15 and columns 8 J ... 8 J + 7 of G, J >= 2 I, J < nb. The
+/// tiles of an nb-column-block G, and the index of tile (I, J) among them, row-major.
+__host__ __device__ constexpr int gram_tiles(int nb) {
+  int tiles = 0;
+  for (int i = 0; 2 * i < nb; ++i) tiles += nb - 2 * i;
+  return tiles;
+}
+__host__ __device__ constexpr int tile_index(int i, int j, int nb) { return i * nb - i * (i - 1) + j - 2 * i; }
+
+/// The tile (I, J) of index t.
+__device__ int2 tile_of(int t, int nb) {
+  int i = 0;
+  while (t >= nb - 2 * i) t -= nb - 2 * i, ++i;
+  return make_int2(i, 2 * i + t);
 }
 
 __device__ bool pass_runs(const Status* st, int pass) {
   return pass >= 0 && !st->breakdown && pass <= st->last_pass;
 }
 
-/// G's upper triangle as the sweep sums it: 8 x 8 blocks (bi <= bj) of 64 entries each, row-major
-/// within a block, pair-major.
-__host__ __device__ int gram_entries(int n) {
-  const int nb = column_blocks(n);
-  return 64 * nb * (nb + 1) / 2;
-}
+/// G's upper triangle as the sweep sums it: 128 entries per tile, tile by tile, in the order of a
+/// product's fragments (entry 4 l + q is lane l's accumulator q).
+__host__ __device__ int gram_entries(int n) { return 128 * gram_tiles(column_blocks(n)); }
 
-/// The sweep's dynamic shared memory: each warp's rows (8 nb columns); later the block's sums,
-/// then G (pitch n + 1) and the factor's two row buffers.
+/// Columns a warp stages: whole 16-column tiles of G.
+__host__ __device__ int staged_columns(int n) { return 16 * ((column_blocks(n) + 1) / 2); }
+
+/// The sweep's dynamic shared memory: each warp's rows; later the block's sums, then G (pitch
+/// n + 1) and the factor's two row buffers.
 int sweep_shared_bytes(int n) {
   return static_cast<int>(sizeof(double)) *
-         std::max({kWarps * 8 * column_blocks(n) * kWarpPitch, gram_entries(n), n * (n + 1) + 4 * kMaxColumns});
+         std::max({kWarps * staged_columns(n) * kWarpPitch, gram_entries(n), n * (n + 1) + 4 * kMaxColumns});
 }
 
 template <int N>
@@ -63,54 +73,70 @@ __device__ void load_row(float (&v)[N], const float* y, index_t ld, index_t row,
   for (int c = 0; c < N; ++c) v[c] = c < n && row < end ? y[row + c * ld] : 0.0f;
 }
 
-/// d += a b on the FP64 Tensor Cores (an 8 x 4 by 4 x 8 product; PTX mma.m8n8k4 .f64): lane l holds
-/// a[l / 4][l % 4], b[l % 4][l / 4] and d[l / 4][2 (l % 4) + t].
-__device__ void mma_f64(double (&d)[2], double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-               : "+d"(d[0]), "+d"(d[1])
-               : "d"(a), "d"(b));
+/// d += a b on the FP64 Tensor Cores, a 16 x 8 by 8 x 8 product. With g = lane / 4, t = lane % 4:
+/// a = a[g][t], a[g + 8][t], a[g][t + 4], a[g + 8][t + 4]; b = b[t][g], b[t + 4][g]; d = d[g][2 t],
+/// d[g][2 t + 1], d[g + 8][2 t], d[g + 8][2 t + 1]. On sm_90, one PTX mma.m16n8k8 .f64 (twice the
+/// rate of m8n8k4 on the H100); before, four m8n8k4, whose fragments are these quarters.
+__device__ void mma_f64(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                   : "+d"(d[2 * half]), "+d"(d[2 * half + 1])
+                   : "d"(a[half + 2 * h]), "d"(b[h]));
+#endif
 }
 
-/// acc[p] += the products of the warp's 32 rows (in `rows`, column by column) for the p-th 8 x 8
-/// block pair of G. The fragment of 4 rows x 8 columns is the same for both operands: lane l
-/// holds row l % 4 of column l / 4.
+/// acc[t] += the products of the warp's 32 rows (in `rows`, column by column) for the t-th tile of
+/// G, eight rows at a time. Both operands come from the same values: f[c] holds rows t and t + 4
+/// of column 8 c + g, which is B's fragment of column block c, and two of them A's of a tile row.
 template <int NB>
-__device__ void accumulate_rows(const double* rows, int nb, double (&acc)[NB * (NB + 1) / 2][2]) {
-  const int lane = threadIdx.x % 32;
+__device__ void accumulate_rows(const double* rows, int nb, double (&acc)[gram_tiles(NB)][4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int k = 0; k < 32; k += 4) {
-    double f[NB];
+  for (int k = 0; k < 32; k += 8) {
+    double f[NB + NB % 2][2];
 #pragma unroll
-    for (int cb = 0; cb < NB; ++cb) f[cb] = cb < nb ? rows[(8 * cb + lane / 4) * kWarpPitch + k + lane % 4] : 0.0;
-    int p = 0;
+    for (int c = 0; c < NB + NB % 2; ++c)
 #pragma unroll
-    for (int bi = 0; bi < NB; ++bi)
+      for (int h = 0; h < 2; ++h) f[c][h] = c < nb + nb % 2 ? rows[(8 * c + g) * kWarpPitch + k + t + 4 * h] : 0.0;
 #pragma unroll
-      for (int bj = bi; bj < NB; ++bj, ++p)
-        if (bj < nb) mma_f64(acc[p], f[bi], f[bj]);
+    for (int i = 0; 2 * i < NB; ++i) {
+      const double a[4] = {f[2 * i][0], f[2 * i + 1][0], f[2 * i][1], f[2 * i + 1][1]};
+#pragma unroll
+      for (int j = 2 * i; j < NB; ++j)
+        if (j < nb) mma_f64(acc[tile_index(i, j, NB)], a, f[j]);
+    }
   }
 }
 
 /// The block's Gram sums into its row of `partials`: the warps' sums added in warp order (the
-/// same bits on every run), in `sums` (shared). acc holds the pairs of an NB x NB grid; the sums
-/// those of the nb x nb grid that G has.
+/// same bits on every run), in `sums` (shared). acc holds the tiles of an NB-block G; the sums
+/// those of the nb-block G that Y has.
 template <int NB>
-__device__ void write_partials(const double (&acc)[NB * (NB + 1) / 2][2], int nb, double* sums, double* partials) {
+__device__ void write_partials(const double (&acc)[gram_tiles(NB)][4], int nb, double* sums, double* partials) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, entries = gram_entries(8 * nb);
   for (int w = 0; w < kWarps; ++w) {
     __syncthreads();
     if (warp != w) continue;
-    int p = 0;
 #pragma unroll
-    for (int bi = 0; bi < NB; ++bi)
+    for (int i = 0; 2 * i < NB; ++i)
 #pragma unroll
-      for (int bj = bi; bj < NB; ++bj, ++p) {
-        if (bj >= nb) continue;
-        const int pair = bi * nb - bi * (bi - 1) / 2 + bj - bi;  // block_pair's inverse
+      for (int j = 2 * i; j < NB; ++j) {
+        if (j >= nb) continue;
 #pragma unroll
-        for (int t = 0; t < 2; ++t) {
-          const int e = 64 * pair + 2 * lane + t;
-          sums[e] = w == 0 ? acc[p][t] : sums[e] + acc[p][t];
+        for (int q = 0; q < 4; ++q) {
+          const int e = 128 * tile_index(i, j, nb) + 4 * lane + q;
+          const double v = acc[tile_index(i, j, NB)][q];
+          sums[e] = w == 0 ? v : sums[e] + v;
         }
       }
   }
@@ -150,11 +176,12 @@ __device__ double sum_rows(const double* rows, int count, int entries, int e) {
   return total;
 }
 
-/// (i, j) of G for entry e of the packed sums; i > j (below the diagonal of a diagonal block) or
-/// j >= n (padding) are not used.
+/// (i, j) of G for entry e of the packed sums; i > j (below the diagonal) or j >= n (padding) are
+/// not used.
 __device__ int2 gram_position(int e, int nb) {
-  const int2 bij = block_pair(e / 64, nb);
-  return make_int2(8 * bij.x + (e % 64) / 8, 8 * bij.y + e % 8);
+  const int2 tile = tile_of(e / 128, nb);
+  const int lane = (e % 128) / 4, q = e % 4;
+  return make_int2(16 * tile.x + lane / 4 + 8 * (q / 2), 8 * tile.y + 2 * (lane % 4) + q % 2);
 }
 
 /// After the sweep's blocks wrote their Gram sums (`partials`, a row per block): true in the one
@@ -302,32 +329,42 @@ __device__ void factor_gram(double* g, double* row, int n, bool stop_when_orthog
 
 /// The warp's 32 rows (in `rows`) := rows M, rounded to FP32 (kept as doubles), on the FP64 Tensor
 /// Cores: M (8 nb x 8 nb, upper triangular, zero beyond n) in `m` with pitch N + 4 (4 mod 16: the
-/// fragment loads are conflict-free). Eight rows at a time; their products are written back only
-/// once all of their fragments are read.
+/// fragment loads are conflict-free). Sixteen rows by up to four column blocks at a time, the
+/// highest columns first: output column j reads input columns up to j only, so each group's
+/// products go back in place once its fragments are read.
 template <int N>
 __device__ void multiply_rows(double* rows, const double* m, int nb) {
-  constexpr int NB = N / 8, kPitch = N + 4;
-  const int lane = threadIdx.x % 32;
+  constexpr int NB = N / 8, kPitch = N + 4, kGroup = NB < 4 ? NB : 4;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll 1
-  for (int rb = 0; rb < 4; ++rb) {
-    double out[NB][2] = {};
+  for (int r0 = 0; r0 < 32; r0 += 16)
 #pragma unroll
-    for (int k = 0; k < 8 * NB; k += 4) {
-      if (k >= 8 * nb) break;
-      const double a = rows[(k + lane % 4) * kWarpPitch + 8 * rb + lane / 4];
+    for (int c0 = NB - kGroup; c0 >= 0; c0 -= kGroup) {
+      if (c0 >= nb) continue;
+      double out[kGroup][4] = {};
 #pragma unroll
-      for (int cb = 0; cb < NB; ++cb)
-        if (cb < nb && k <= 8 * cb + 7) mma_f64(out[cb], a, m[(k + lane % 4) + (8 * cb + lane / 4) * kPitch]);
+      for (int k = 0; k < 8 * (c0 + kGroup); k += 8) {
+        if (k >= 8 * nb) break;
+        const double* column = rows + (k + t) * kWarpPitch + r0 + g;
+        const double a[4] = {column[0], column[8], column[4 * kWarpPitch], column[4 * kWarpPitch + 8]};
+#pragma unroll
+        for (int c = 0; c < kGroup; ++c) {
+          const int cb = c0 + c;
+          if (cb >= nb || k > 8 * cb) continue;
+          const double* mk = m + (k + t) + (8 * cb + g) * kPitch;
+          const double b[2] = {mk[0], mk[4]};
+          mma_f64(out[c], a, b);
+        }
+      }
+      __syncwarp();
+#pragma unroll
+      for (int c = 0; c < kGroup; ++c)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (c0 + c < nb)
+            rows[(8 * (c0 + c) + 2 * t + q % 2) * kWarpPitch + r0 + g + 8 * (q / 2)] = static_cast<float>(out[c][q]);
+      __syncwarp();
     }
-    __syncwarp();
-#pragma unroll
-    for (int cb = 0; cb < NB; ++cb)
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-        if (cb < nb)
-          rows[(8 * cb + 2 * (lane % 4) + t) * kWarpPitch + 8 * rb + lane / 4] = static_cast<float>(out[cb][t]);
-    __syncwarp();
-  }
 }
 
 /// Register budget of a sweep: three blocks per multiprocessor for rows of up to 16 entries (more
@@ -352,7 +389,7 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   if (!apply && !gram) return;
   extern __shared__ double shared[];
   const int nb = column_blocks(n), lane = threadIdx.x % 32;
-  double* rows = shared + (threadIdx.x / 32) * 8 * nb * kWarpPitch;  // this warp's rows
+  double* rows = shared + (threadIdx.x / 32) * staged_columns(n) * kWarpPitch;  // this warp's rows
   __shared__ double mm[N * (N + 4)];
   if (apply) {
     for (int e = threadIdx.x; e < 8 * nb * 8 * nb; e += kThreads) {
@@ -361,7 +398,7 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
     }
     __syncthreads();
   }
-  double acc[NB * (NB + 1) / 2][2] = {};
+  double acc[gram_tiles(NB)][4] = {};
   const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
   constexpr bool kPrefetch = N <= 32;  // beyond, the registers of a second row would spill
   float v[N];
@@ -372,7 +409,7 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
     __syncwarp();
 #pragma unroll
     for (int c = 0; c < N; ++c)
-      if (c < 8 * nb) rows[c * kWarpPitch + lane] = v[c];
+      if (c < staged_columns(n)) rows[c * kWarpPitch + lane] = v[c];
     if (kPrefetch) load_row(v, y, ld, row + kThreads, end, n);
     __syncwarp();
     if (apply) {
