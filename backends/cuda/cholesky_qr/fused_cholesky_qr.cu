@@ -21,11 +21,12 @@ namespace randnla {
 namespace cuda {
 namespace {
 
-// A block sweeps its rows of Y a chunk of kThreads rows at a time, a thread per row; each warp
-// sums its own 32 rows' products on the FP64 Tensor Cores.
+// A block sweeps its rows of Y a chunk of kThreads rows at a time; each warp stages its own 32 rows
+// and multiplies and sums them on the FP64 Tensor Cores.
 constexpr int kThreads = 256, kWarps = kThreads / 32, kMaxColumns = kFusedCholeskyQrMaxColumns;
-// A warp's rows in shared memory, column by column: a pitch of 36 doubles (4 mod 16) makes both the
-// row-per-lane stores and the fragment loads (4 rows x 8 columns per half warp) conflict-free.
+// A warp's rows in shared memory (FP32), column by column: a pitch of 36 (4 mod 32) makes the
+// row-per-lane copies, the Gram fragment loads (8 columns x 4 rows) and the product's stores
+// conflict-free; the product's row fragments (8 rows x 4 columns) meet two-way conflicts.
 constexpr int kWarpPitch = 36;
 
 using Status = FusedCholeskyQrStatus;
@@ -60,17 +61,33 @@ __host__ __device__ int gram_entries(int n) { return 128 * gram_tiles(column_blo
 /// Columns a warp stages: whole 16-column tiles of G.
 __host__ __device__ int staged_columns(int n) { return 16 * ((column_blocks(n) + 1) / 2); }
 
-/// The sweep's dynamic shared memory: each warp's rows; later the block's sums, then G (pitch
-/// n + 1) and the factor's two row buffers.
+/// The sweep's dynamic shared memory: each warp's rows, twice (the chunk worked on and the next);
+/// later the warps' Gram sums, then G (pitch n + 1) and the factor's two row buffers.
 int sweep_shared_bytes(int n) {
-  return static_cast<int>(sizeof(double)) *
-         std::max({kWarps * staged_columns(n) * kWarpPitch, gram_entries(n), n * (n + 1) + 4 * kMaxColumns});
+  const int slots = kWarps / 2 * gram_entries(n <= 16 ? 16 : n <= 32 ? 32 : 64);
+  return std::max(static_cast<int>(sizeof(float)) * kWarps * 2 * staged_columns(n) * kWarpPitch,
+                  static_cast<int>(sizeof(double)) * std::max(slots, n * (n + 1) + 4 * kMaxColumns));
 }
 
-template <int N>
-__device__ void load_row(float (&v)[N], const float* y, index_t ld, index_t row, index_t end, int n) {
-#pragma unroll
-  for (int c = 0; c < N; ++c) v[c] = c < n && row < end ? y[row + c * ld] : 0.0f;
+/// Starts copying row `row` of Y (n entries, a lane's) into column-major `rows` at `lane`, without
+/// registers (cp.async): the chunk after the one being worked on arrives meanwhile. Rows at or
+/// beyond `end` are zeros.
+__device__ void stage_row(float* rows, int lane, const float* y, index_t ld, index_t row, index_t end, int n) {
+  const bool inside = row < end;
+  const float* source = inside ? y + row : y;
+  for (int c = 0; c < n; ++c) {
+    const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + lane));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(target), "l"(source + (inside ? c * ld : 0)),
+                 "r"(inside ? 4 : 0));
+  }
+  asm volatile("cp.async.commit_group;");
+}
+
+/// Waits for the rows staged before the last stage_row (`pending` = 1) or for all (0).
+template <int pending>
+__device__ void wait_for_rows() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(pending));
+  __syncwarp();
 }
 
 /// d += a b on the FP64 Tensor Cores, a 16 x 8 by 8 x 8 product. With g = lane / 4, t = lane % 4:
@@ -99,9 +116,9 @@ __device__ void mma_f64(double (&d)[4], const double (&a)[4], const double (&b)[
 /// G, eight rows at a time. Both operands come from the same values: f[c] holds rows t and t + 4
 /// of column 8 c + g, which is B's fragment of column block c, and two of them A's of a tile row.
 template <int NB>
-__device__ void accumulate_rows(const double* rows, int nb, double (&acc)[gram_tiles(NB)][4]) {
+__device__ void accumulate_rows(const float* rows, int nb, double (&acc)[gram_tiles(NB)][4]) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
+#pragma unroll 1
   for (int k = 0; k < 32; k += 8) {
     double f[NB + NB % 2][2];
 #pragma unroll
@@ -118,30 +135,40 @@ __device__ void accumulate_rows(const double* rows, int nb, double (&acc)[gram_t
   }
 }
 
-/// The block's Gram sums into its row of `partials`: the warps' sums added in warp order (the
-/// same bits on every run), in `sums` (shared). acc holds the tiles of an NB-block G; the sums
-/// those of the nb-block G that Y has.
+/// The block's Gram sums into its row of `partials`, added by a tree over the warps (half of them
+/// hand their sums over in shared memory `slots`, the other half add them, three rounds): a fixed
+/// order, the same bits on every run. acc holds the tiles of an NB-block G; the row those of the
+/// nb-block G that Y has.
 template <int NB>
-__device__ void write_partials(const double (&acc)[gram_tiles(NB)][4], int nb, double* sums, double* partials) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, entries = gram_entries(8 * nb);
-  for (int w = 0; w < kWarps; ++w) {
+__device__ void write_partials(double (&acc)[gram_tiles(NB)][4], int nb, double* slots, double* partials) {
+  constexpr int T = gram_tiles(NB);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int half = kWarps / 2; half > 0; half /= 2) {
     __syncthreads();
-    if (warp != w) continue;
+    if (warp >= half && warp < 2 * half)
 #pragma unroll
-    for (int i = 0; 2 * i < NB; ++i)
+      for (int t = 0; t < T; ++t)
 #pragma unroll
-      for (int j = 2 * i; j < NB; ++j) {
-        if (j >= nb) continue;
+        for (int q = 0; q < 4; ++q) slots[((warp - half) * T * 4 + t * 4 + q) * 32 + lane] = acc[t][q];
+    __syncthreads();
+    if (warp < half)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int e = 128 * tile_index(i, j, nb) + 4 * lane + q;
-          const double v = acc[tile_index(i, j, NB)][q];
-          sums[e] = w == 0 ? v : sums[e] + v;
-        }
-      }
+      for (int t = 0; t < T; ++t)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[t][q] += slots[(warp * T * 4 + t * 4 + q) * 32 + lane];
   }
-  __syncthreads();
-  for (int e = threadIdx.x; e < entries; e += kThreads) partials[blockIdx.x * static_cast<index_t>(entries) + e] = sums[e];
+  if (warp != 0) return;
+  double* const row = partials + blockIdx.x * static_cast<index_t>(gram_entries(8 * nb));
+#pragma unroll
+  for (int i = 0; 2 * i < NB; ++i)
+#pragma unroll
+    for (int j = 2 * i; j < NB; ++j)
+      if (j < nb) {
+        const double(&sums)[4] = acc[tile_index(i, j, NB)];
+        double2* const target = reinterpret_cast<double2*>(row + 128 * tile_index(i, j, nb) + 4 * lane);
+        __stcg(target, make_double2(sums[0], sums[1]));
+        __stcg(target + 1, make_double2(sums[2], sums[3]));
+      }
 }
 
 /// True in the block that arrives last of `expected` at `counter` (then reset for the next sweep).
@@ -162,17 +189,22 @@ __device__ bool last_to_arrive(int* counter, int expected) {
 // all loads in flight at once; one block adding every block's sums was a chain of L2 latencies.
 constexpr int kGroup = 16;
 
-/// The sum of entry e over `count` rows of `rows` (`entries` each), in row order (the same bits on
-/// every run), kGroup loads in flight.
-__device__ double sum_rows(const double* rows, int count, int entries, int e) {
-  double s[kGroup] = {};
-  for (int b = 0; b < count; b += kGroup)
+/// The sums of entries e and e + 1 (e even) over `count` rows of `rows` (`entries` each, even), in
+/// a fixed order (the same bits on every run), kGroup loads of both in flight.
+__device__ double2 sum_rows(const double* rows, int count, int entries, int e) {
+  double2 s[kGroup] = {};
+  for (int b = 0; b < count; b += kGroup) {
+    double2 v[kGroup];
 #pragma unroll
-    for (int u = 0; u < kGroup; ++u)
-      if (b + u < count) s[u] += __ldcg(rows + static_cast<index_t>(b + u) * entries + e);
-  double total = 0.0;
+    for (int u = 0; u < kGroup; ++u)  // every load issued before the first sum waits
+      v[u] = b + u < count ? __ldcg(reinterpret_cast<const double2*>(rows + static_cast<index_t>(b + u) * entries + e))
+                           : make_double2(0.0, 0.0);
 #pragma unroll
-  for (int u = 0; u < kGroup; ++u) total += s[u];
+    for (int u = 0; u < kGroup; ++u) s[u].x += v[u].x, s[u].y += v[u].y;
+  }
+  double2 total = make_double2(0.0, 0.0);
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u) total.x += s[u].x, total.y += s[u].y;
   return total;
 }
 
@@ -191,13 +223,17 @@ __device__ bool gather_gram(const double* partials, double* group_partials, int*
   const int groups = (blocks + kGroup - 1) / kGroup, group = static_cast<int>(blockIdx.x) / kGroup;
   const int members = min(kGroup, blocks - group * kGroup);
   if (!last_to_arrive(counters + 1 + group, members)) return false;
-  for (int e = threadIdx.x; e < entries; e += kThreads)
-    group_partials[group * static_cast<index_t>(entries) + e] =
+  for (int e = 2 * threadIdx.x; e < entries; e += 2 * kThreads)
+    *reinterpret_cast<double2*>(group_partials + group * static_cast<index_t>(entries) + e) =
         sum_rows(partials + group * kGroup * static_cast<index_t>(entries), members, entries, e);
   if (!last_to_arrive(counters, groups)) return false;
-  for (int e = threadIdx.x; e < entries; e += kThreads) {
-    const int2 ij = gram_position(e, nb);
-    if (ij.x <= ij.y && ij.y < n) g[ij.x + ij.y * (n + 1)] = g[ij.y + ij.x * (n + 1)] = sum_rows(group_partials, groups, entries, e);
+  for (int e = 2 * threadIdx.x; e < entries; e += 2 * kThreads) {
+    const double2 sums = sum_rows(group_partials, groups, entries, e);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int2 ij = gram_position(e + h, nb);
+      if (ij.x <= ij.y && ij.y < n) g[ij.x + ij.y * (n + 1)] = g[ij.y + ij.x * (n + 1)] = h == 0 ? sums.x : sums.y;
+    }
   }
   __syncthreads();
   return true;
@@ -327,13 +363,13 @@ __device__ void factor_gram(double* g, double* row, int n, bool stop_when_orthog
   cholesky_inverse<N>(g, row, n, d, factor, st);
 }
 
-/// The warp's 32 rows (in `rows`) := rows M, rounded to FP32 (kept as doubles), on the FP64 Tensor
+/// The warp's 32 rows (in `rows`) := rows M, rounded to FP32, on the FP64 Tensor
 /// Cores: M (8 nb x 8 nb, upper triangular, zero beyond n) in `m` with pitch N + 4 (4 mod 16: the
 /// fragment loads are conflict-free). Sixteen rows by up to four column blocks at a time, the
 /// highest columns first: output column j reads input columns up to j only, so each group's
 /// products go back in place once its fragments are read.
 template <int N>
-__device__ void multiply_rows(double* rows, const double* m, int nb) {
+__device__ void multiply_rows(float* rows, const double* m, int nb) {
   constexpr int NB = N / 8, kPitch = N + 4, kGroup = NB < 4 ? NB : 4;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll 1
@@ -345,7 +381,7 @@ __device__ void multiply_rows(double* rows, const double* m, int nb) {
 #pragma unroll
       for (int k = 0; k < 8 * (c0 + kGroup); k += 8) {
         if (k >= 8 * nb) break;
-        const double* column = rows + (k + t) * kWarpPitch + r0 + g;
+        const float* column = rows + (k + t) * kWarpPitch + r0 + g;
         const double a[4] = {column[0], column[8], column[4 * kWarpPitch], column[4 * kWarpPitch + 8]};
 #pragma unroll
         for (int c = 0; c < kGroup; ++c) {
@@ -367,17 +403,17 @@ __device__ void multiply_rows(double* rows, const double* m, int nb) {
     }
 }
 
-/// Register budget of a sweep: three blocks per multiprocessor for rows of up to 16 entries (more
-/// loads in flight), one beyond.
+/// Register budget of a sweep: two blocks per multiprocessor for rows of up to 16 entries, one
+/// beyond (the Gram tiles of 64 columns take 160 registers).
 template <int N>
-constexpr int kSweepsPerMultiprocessor = N <= 16 ? 3 : 1;
+constexpr int kSweepsPerMultiprocessor = N <= 16 ? 2 : 1;
 
 /// One read of a block's rows of Y. If pass `apply_pass` runs: Y := Y M (M = R^{-1} as factor_gram
 /// wrote it) on the FP64 Tensor Cores, rounded to FP32. Then, if pass `gram_pass` runs: the
 /// block's sums of G = Y^T Y over the rows as they now stand (the rounded values), in FP64. One
 /// sweep does pass p's product and pass p + 1's Gram sums, so CholeskyQR2 reads Y three times,
-/// not four. Each thread loads its row of the next chunk while this one is worked on (up to 32
-/// columns). The block that finishes last adds the blocks' sums (gather_gram) and writes pass
+/// not four. Each warp's next chunk of rows is on its way to shared memory (cp.async) while this
+/// one is worked on. The block that finishes last adds the blocks' sums (gather_gram) and writes pass
 /// `gram_pass`'s factor (factor_gram), so a pass needs no other kernel.
 template <int N>
 __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
@@ -388,8 +424,9 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   const bool apply = pass_runs(st, apply_pass), gram = pass_runs(st, gram_pass);
   if (!apply && !gram) return;
   extern __shared__ double shared[];
-  const int nb = column_blocks(n), lane = threadIdx.x % 32;
-  double* rows = shared + (threadIdx.x / 32) * staged_columns(n) * kWarpPitch;  // this warp's rows
+  const int nb = column_blocks(n), lane = threadIdx.x % 32, warp = threadIdx.x / 32, staged = staged_columns(n);
+  float* const buffers = reinterpret_cast<float*>(shared) + warp * 2 * staged * kWarpPitch;  // this warp's rows
+  for (int c = n; c < staged; ++c) buffers[c * kWarpPitch + lane] = buffers[(staged + c) * kWarpPitch + lane] = 0.0f;
   __shared__ double mm[N * (N + 4)];
   if (apply) {
     for (int e = threadIdx.x; e < 8 * nb * 8 * nb; e += kThreads) {
@@ -400,26 +437,21 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   }
   double acc[gram_tiles(NB)][4] = {};
   const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
-  constexpr bool kPrefetch = N <= 32;  // beyond, the registers of a second row would spill
-  float v[N];
-  if (kPrefetch) load_row(v, y, ld, first + threadIdx.x, end, n);
-  for (index_t r0 = first; r0 < end; r0 += kThreads) {
+  stage_row(buffers, lane, y, ld, first + threadIdx.x, end, n);
+  for (index_t r0 = first, chunk = 0; r0 < end; r0 += kThreads, ++chunk) {
     const index_t row = r0 + threadIdx.x;
-    if (!kPrefetch) load_row(v, y, ld, row, end, n);
-    __syncwarp();
-#pragma unroll
-    for (int c = 0; c < N; ++c)
-      if (c < staged_columns(n)) rows[c * kWarpPitch + lane] = v[c];
-    if (kPrefetch) load_row(v, y, ld, row + kThreads, end, n);
-    __syncwarp();
+    float* const rows = buffers + (chunk % 2) * staged * kWarpPitch;
+    stage_row(buffers + ((chunk + 1) % 2) * staged * kWarpPitch, lane, y, ld, row + kThreads, end, n);
+    wait_for_rows<1>();
     if (apply) {
       multiply_rows<N>(rows, mm, nb);
-#pragma unroll
-      for (int c = 0; c < N; ++c)
-        if (c < n && row < end) y[row + c * ld] = static_cast<float>(rows[c * kWarpPitch + lane]);
+      for (int c = 0; c < n; ++c)
+        if (row < end) y[row + c * ld] = rows[c * kWarpPitch + lane];
     }
     if (gram) accumulate_rows<NB>(rows, nb, acc);
+    __syncwarp();  // the rows are read before the stage after next overwrites them
   }
+  wait_for_rows<0>();
   if (!gram) return;
   write_partials<NB>(acc, nb, shared, partials);
   if (!gather_gram(partials, group_partials, counters, n, shared)) return;
@@ -474,7 +506,7 @@ struct Layout {
     rows_per_block = ((m + target - 1) / target + kThreads - 1) / kThreads * kThreads;
     blocks = std::max<index_t>(1, (m + rows_per_block - 1) / rows_per_block);
     groups = (blocks + kGroup - 1) / kGroup;
-    partials = factor + n * n;
+    partials = (factor + n * n + 1) / 2 * 2;  // 16-byte aligned: the sums are read in pairs
     group_partials = partials + blocks * gram_entries(n);
     counters = group_partials + groups * gram_entries(n);
     total = counters + (groups + 2) / 2;
