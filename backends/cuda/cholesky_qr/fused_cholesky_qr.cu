@@ -9,6 +9,7 @@
 #include "fused_cholesky_qr.cuh"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -31,8 +32,6 @@ constexpr int kWarpPitch = 36;
 
 using Status = FusedCholeskyQrStatus;
 
-__host__ __device__ int column_blocks(int n) { return (n + 7) / 8; }
-
 /// G's upper triangle is summed in 16 x 8 tiles (the FP64 Tensor Cores' m16n8k8 products): tile
 /// (I, J) holds rows 16 I ... 16 I + 15 and columns 8 J ... 8 J + 7 of G, J >= 2 I, J < nb. The
 /// tiles of an nb-column-block G, and the index of tile (I, J) among them, row-major.
@@ -54,36 +53,81 @@ __device__ bool pass_runs(const Status* st, int pass) {
   return pass >= 0 && !st->breakdown && pass <= st->last_pass;
 }
 
+/// The columns a sweep works on: n rounded up to whole 16-column tiles of G, zeros beyond n (its
+/// loops then have fixed bounds, no per-column tests).
+__host__ __device__ constexpr int padded_columns(int n) { return (n + 15) / 16 * 16; }
+
 /// G's upper triangle as the sweep sums it: 128 entries per tile, tile by tile, in the order of a
 /// product's fragments (entry 4 l + q is lane l's accumulator q).
-__host__ __device__ int gram_entries(int n) { return 128 * gram_tiles(column_blocks(n)); }
-
-/// Columns a warp stages: whole 16-column tiles of G.
-__host__ __device__ int staged_columns(int n) { return 16 * ((column_blocks(n) + 1) / 2); }
+__host__ __device__ int gram_entries(int n) { return 128 * gram_tiles(padded_columns(n) / 8); }
 
 /// The sweep's dynamic shared memory: each warp's rows, twice (the chunk worked on and the next);
 /// later the warps' Gram sums, then G (pitch n + 1) and the factor's two row buffers.
 int sweep_shared_bytes(int n) {
-  const int slots = kWarps / 2 * gram_entries(n <= 16 ? 16 : n <= 32 ? 32 : 64);
-  return std::max(static_cast<int>(sizeof(float)) * kWarps * 2 * staged_columns(n) * kWarpPitch,
-                  static_cast<int>(sizeof(double)) * std::max(slots, n * (n + 1) + 4 * kMaxColumns));
+  return std::max(static_cast<int>(sizeof(float)) * kWarps * 2 * padded_columns(n) * kWarpPitch,
+                  static_cast<int>(sizeof(double)) * std::max(kWarps / 2 * gram_entries(n), n * (n + 1) + 4 * kMaxColumns));
 }
 
-/// Starts copying row `row` of Y (n entries, a lane's) into column-major `rows` at `lane`, without
+/// Starts copying the warp's 32 rows of Y from `row0` (n columns) into column-major `rows`, without
 /// registers (cp.async): the chunk after the one being worked on arrives meanwhile. Rows at or
-/// beyond `end` are zeros.
-__device__ void stage_row(float* rows, int lane, const float* y, index_t ld, index_t row, index_t end, int n) {
-  const bool inside = row < end;
-  const float* source = inside ? y + row : y;
-  for (int c = 0; c < n; ++c) {
-    const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + lane));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(target), "l"(source + (inside ? c * ld : 0)),
-                 "r"(inside ? 4 : 0));
+/// beyond `end` are zeros. With `vector` (Y 16-byte aligned, ld a multiple of 4), a lane copies
+/// four rows of a column at once, else one.
+template <int N>
+__device__ void stage_rows(float* rows, const float* y, index_t ld, index_t row0, index_t end, int n, bool vector) {
+  const int lane = threadIdx.x % 32;
+  if (vector) {
+    const int q = lane % 8;
+    const index_t first = row0 + 4 * q;
+    const index_t left = end - first;
+    const int valid = left <= 0 ? 0 : left >= 4 ? 4 : static_cast<int>(left);
+#pragma unroll
+    for (int c0 = 0; c0 < N; c0 += 4) {
+      const int c = c0 + lane / 8;
+      if (c >= n) continue;
+      const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + 4 * q));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(target),
+                   "l"(valid > 0 ? y + first + c * ld : y), "r"(4 * valid));
+    }
+  } else {
+    const index_t row = row0 + lane;
+    const bool inside = row < end;
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+      if (c >= n) continue;
+      const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + lane));
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(target), "l"(inside ? y + row + c * ld : y),
+                   "r"(inside ? 4 : 0));
+    }
   }
   asm volatile("cp.async.commit_group;");
 }
 
-/// Waits for the rows staged before the last stage_row (`pending` = 1) or for all (0).
+/// The warp's 32 rows (n columns, from `row0`, before `end`) back to Y; `vector` as for stage_rows.
+template <int N>
+__device__ void store_rows(const float* rows, float* y, index_t ld, index_t row0, index_t end, int n, bool vector) {
+  const int lane = threadIdx.x % 32;
+  if (vector) {
+    const int q = lane % 8;
+    const index_t first = row0 + 4 * q;
+#pragma unroll
+    for (int c0 = 0; c0 < N; c0 += 4) {
+      const int c = c0 + lane / 8;
+      if (c >= n) continue;
+      const float* source = rows + c * kWarpPitch + 4 * q;
+      if (first + 4 <= end)
+        *reinterpret_cast<float4*>(y + first + c * ld) = *reinterpret_cast<const float4*>(source);
+      else
+        for (int r = 0; first + r < end; ++r) y[first + r + c * ld] = source[r];
+    }
+  } else {
+    const index_t row = row0 + lane;
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+      if (c < n && row < end) y[row + c * ld] = rows[c * kWarpPitch + lane];
+  }
+}
+
+/// Waits for the rows staged before the last stage_rows (`pending` = 1) or for all (0).
 template <int pending>
 __device__ void wait_for_rows() {
   asm volatile("cp.async.wait_group %0;" ::"n"(pending));
@@ -116,21 +160,21 @@ __device__ void mma_f64(double (&d)[4], const double (&a)[4], const double (&b)[
 /// G, eight rows at a time. Both operands come from the same values: f[c] holds rows t and t + 4
 /// of column 8 c + g, which is B's fragment of column block c, and two of them A's of a tile row.
 template <int NB>
-__device__ void accumulate_rows(const float* rows, int nb, double (&acc)[gram_tiles(NB)][4]) {
+__device__ void accumulate_rows(const float* rows, double (&acc)[gram_tiles(NB)][4]) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll 1
   for (int k = 0; k < 32; k += 8) {
-    double f[NB + NB % 2][2];
+    double f[NB][2];
 #pragma unroll
-    for (int c = 0; c < NB + NB % 2; ++c)
+    for (int c = 0; c < NB; ++c)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) f[c][h] = c < nb + nb % 2 ? rows[(8 * c + g) * kWarpPitch + k + t + 4 * h] : 0.0;
+      for (int h = 0; h < 2; ++h) f[c][h] = rows[(8 * c + g) * kWarpPitch + k + t + 4 * h];
 #pragma unroll
     for (int i = 0; 2 * i < NB; ++i) {
       const double a[4] = {f[2 * i][0], f[2 * i + 1][0], f[2 * i][1], f[2 * i + 1][1]};
 #pragma unroll
       for (int j = 2 * i; j < NB; ++j)
-        if (j < nb) mma_f64(acc[tile_index(i, j, NB)], a, f[j]);
+        mma_f64(acc[tile_index(i, j, NB)], a, f[j]);
     }
   }
 }
@@ -140,7 +184,7 @@ __device__ void accumulate_rows(const float* rows, int nb, double (&acc)[gram_ti
 /// order, the same bits on every run. acc holds the tiles of an NB-block G; the row those of the
 /// nb-block G that Y has.
 template <int NB>
-__device__ void write_partials(double (&acc)[gram_tiles(NB)][4], int nb, double* slots, double* partials) {
+__device__ void write_partials(double (&acc)[gram_tiles(NB)][4], double* slots, double* partials) {
   constexpr int T = gram_tiles(NB);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int half = kWarps / 2; half > 0; half /= 2) {
@@ -158,17 +202,16 @@ __device__ void write_partials(double (&acc)[gram_tiles(NB)][4], int nb, double*
         for (int q = 0; q < 4; ++q) acc[t][q] += slots[(warp * T * 4 + t * 4 + q) * 32 + lane];
   }
   if (warp != 0) return;
-  double* const row = partials + blockIdx.x * static_cast<index_t>(gram_entries(8 * nb));
+  double* const row = partials + blockIdx.x * static_cast<index_t>(128 * T);
 #pragma unroll
   for (int i = 0; 2 * i < NB; ++i)
 #pragma unroll
-    for (int j = 2 * i; j < NB; ++j)
-      if (j < nb) {
-        const double(&sums)[4] = acc[tile_index(i, j, NB)];
-        double2* const target = reinterpret_cast<double2*>(row + 128 * tile_index(i, j, nb) + 4 * lane);
-        __stcg(target, make_double2(sums[0], sums[1]));
-        __stcg(target + 1, make_double2(sums[2], sums[3]));
-      }
+    for (int j = 2 * i; j < NB; ++j) {
+      const double(&sums)[4] = acc[tile_index(i, j, NB)];
+      double2* const target = reinterpret_cast<double2*>(row + 128 * tile_index(i, j, NB) + 4 * lane);
+      __stcg(target, make_double2(sums[0], sums[1]));
+      __stcg(target + 1, make_double2(sums[2], sums[3]));
+    }
 }
 
 /// True in the block that arrives last of `expected` at `counter` (then reset for the next sweep).
@@ -219,7 +262,7 @@ __device__ int2 gram_position(int e, int nb) {
 /// After the sweep's blocks wrote their Gram sums (`partials`, a row per block): true in the one
 /// block that then holds G in g (n x n, pitch n + 1); the group sums go to `group_partials`.
 __device__ bool gather_gram(const double* partials, double* group_partials, int* counters, int n, double* g) {
-  const int entries = gram_entries(n), nb = column_blocks(n), blocks = static_cast<int>(gridDim.x);
+  const int entries = gram_entries(n), nb = padded_columns(n) / 8, blocks = static_cast<int>(gridDim.x);
   const int groups = (blocks + kGroup - 1) / kGroup, group = static_cast<int>(blockIdx.x) / kGroup;
   const int members = min(kGroup, blocks - group * kGroup);
   if (!last_to_arrive(counters + 1 + group, members)) return false;
@@ -364,29 +407,27 @@ __device__ void factor_gram(double* g, double* row, int n, bool stop_when_orthog
 }
 
 /// The warp's 32 rows (in `rows`) := rows M, rounded to FP32, on the FP64 Tensor
-/// Cores: M (8 nb x 8 nb, upper triangular, zero beyond n) in `m` with pitch N + 4 (4 mod 16: the
+/// Cores: M (N x N, upper triangular, zero beyond n) in `m` with pitch N + 4 (4 mod 16: the
 /// fragment loads are conflict-free). Sixteen rows by up to four column blocks at a time, the
 /// highest columns first: output column j reads input columns up to j only, so each group's
 /// products go back in place once its fragments are read.
 template <int N>
-__device__ void multiply_rows(float* rows, const double* m, int nb) {
+__device__ void multiply_rows(float* rows, const double* m) {
   constexpr int NB = N / 8, kPitch = N + 4, kGroup = NB < 4 ? NB : 4;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll 1
   for (int r0 = 0; r0 < 32; r0 += 16)
 #pragma unroll
-    for (int c0 = NB - kGroup; c0 >= 0; c0 -= kGroup) {
-      if (c0 >= nb) continue;
+    for (int c0 = (NB - 1) / kGroup * kGroup; c0 >= 0; c0 -= kGroup) {
       double out[kGroup][4] = {};
 #pragma unroll
-      for (int k = 0; k < 8 * (c0 + kGroup); k += 8) {
-        if (k >= 8 * nb) break;
+      for (int k = 0; k < 8 * min(c0 + kGroup, NB); k += 8) {
         const float* column = rows + (k + t) * kWarpPitch + r0 + g;
         const double a[4] = {column[0], column[8], column[4 * kWarpPitch], column[4 * kWarpPitch + 8]};
 #pragma unroll
         for (int c = 0; c < kGroup; ++c) {
           const int cb = c0 + c;
-          if (cb >= nb || k > 8 * cb) continue;
+          if (cb >= NB || k > 8 * cb) continue;
           const double* mk = m + (k + t) + (8 * cb + g) * kPitch;
           const double b[2] = {mk[0], mk[4]};
           mma_f64(out[c], a, b);
@@ -397,7 +438,7 @@ __device__ void multiply_rows(float* rows, const double* m, int nb) {
       for (int c = 0; c < kGroup; ++c)
 #pragma unroll
         for (int q = 0; q < 4; ++q)
-          if (c0 + c < nb)
+          if (c0 + c < NB)
             rows[(8 * (c0 + c) + 2 * t + q % 2) * kWarpPitch + r0 + g + 8 * (q / 2)] = static_cast<float>(out[c][q]);
       __syncwarp();
     }
@@ -419,41 +460,39 @@ template <int N>
 __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
     sweep(float* y, index_t ld, index_t m, int n, index_t rows_per_block, double* factor, double* partials,
           double* group_partials, int* counters, Status* st, int apply_pass, int gram_pass,
-          bool stop_when_orthogonal) {
+          bool stop_when_orthogonal, bool vector) {
   constexpr int NB = N / 8;
   const bool apply = pass_runs(st, apply_pass), gram = pass_runs(st, gram_pass);
   if (!apply && !gram) return;
   extern __shared__ double shared[];
-  const int nb = column_blocks(n), lane = threadIdx.x % 32, warp = threadIdx.x / 32, staged = staged_columns(n);
-  float* const buffers = reinterpret_cast<float*>(shared) + warp * 2 * staged * kWarpPitch;  // this warp's rows
-  for (int c = n; c < staged; ++c) buffers[c * kWarpPitch + lane] = buffers[(staged + c) * kWarpPitch + lane] = 0.0f;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float* const buffers = reinterpret_cast<float*>(shared) + warp * 2 * N * kWarpPitch;  // this warp's rows
+  for (int c = n; c < N; ++c) buffers[c * kWarpPitch + lane] = buffers[(N + c) * kWarpPitch + lane] = 0.0f;
   __shared__ double mm[N * (N + 4)];
   if (apply) {
-    for (int e = threadIdx.x; e < 8 * nb * 8 * nb; e += kThreads) {
-      const int i = e % (8 * nb), j = e / (8 * nb);
+    for (int e = threadIdx.x; e < N * N; e += kThreads) {
+      const int i = e % N, j = e / N;
       mm[i + j * (N + 4)] = i < n && j < n ? factor[i + j * n] : 0.0;
     }
     __syncthreads();
   }
   double acc[gram_tiles(NB)][4] = {};
   const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
-  stage_row(buffers, lane, y, ld, first + threadIdx.x, end, n);
-  for (index_t r0 = first, chunk = 0; r0 < end; r0 += kThreads, ++chunk) {
-    const index_t row = r0 + threadIdx.x;
-    float* const rows = buffers + (chunk % 2) * staged * kWarpPitch;
-    stage_row(buffers + ((chunk + 1) % 2) * staged * kWarpPitch, lane, y, ld, row + kThreads, end, n);
+  stage_rows<N>(buffers, y, ld, first + 32 * warp, end, n, vector);
+  for (index_t r0 = first + 32 * warp, chunk = 0; r0 < end; r0 += kThreads, ++chunk) {
+    float* const rows = buffers + (chunk % 2) * N * kWarpPitch;
+    stage_rows<N>(buffers + ((chunk + 1) % 2) * N * kWarpPitch, y, ld, r0 + kThreads, end, n, vector);
     wait_for_rows<1>();
     if (apply) {
-      multiply_rows<N>(rows, mm, nb);
-      for (int c = 0; c < n; ++c)
-        if (row < end) y[row + c * ld] = rows[c * kWarpPitch + lane];
+      multiply_rows<N>(rows, mm);
+      store_rows<N>(rows, y, ld, r0, end, n, vector);
     }
-    if (gram) accumulate_rows<NB>(rows, nb, acc);
+    if (gram) accumulate_rows<NB>(rows, acc);
     __syncwarp();  // the rows are read before the stage after next overwrites them
   }
   wait_for_rows<0>();
   if (!gram) return;
-  write_partials<NB>(acc, nb, shared, partials);
+  write_partials<NB>(acc, shared, partials);
   if (!gather_gram(partials, group_partials, counters, n, shared)) return;
   factor_gram<N>(shared, shared + n * (n + 1), n, stop_when_orthogonal, gram_pass > 0, factor, st, gram_pass);
 }
@@ -464,10 +503,17 @@ __global__ void reset(Status* st, int* counters, int count) {
 }
 
 using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, int*, Status*, int,
-                            int, bool);
+                            int, bool, bool);
 
-/// The sweep with registers for a row of n entries.
-SweepKernel sweep_for(int n) { return n <= 16 ? sweep<16> : n <= 32 ? sweep<32> : sweep<64>; }
+/// The sweep over n columns, padded to whole tiles.
+SweepKernel sweep_for(int n) {
+  switch (padded_columns(n)) {
+    case 16: return sweep<16>;
+    case 32: return sweep<32>;
+    case 48: return sweep<48>;
+    default: return sweep<64>;
+  }
+}
 
 int multiprocessors() {
   int device = 0, sms = 0;
@@ -527,12 +573,13 @@ int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, 
   auto* counters = reinterpret_cast<int*>(work.data() + layout.counters);
   const int counter_count = static_cast<int>(layout.groups) + 1;
   const bool adaptive = passes == 0;
+  const bool vector = reinterpret_cast<std::uintptr_t>(y.data()) % 16 == 0 && y.ld() % 4 == 0;
   const int most = adaptive ? 2 : passes;
   const SweepKernel sweep_n = sweep_for(n);
   const auto sweep_y = [&](int apply_pass, int gram_pass) {
     sweep_n<<<static_cast<unsigned>(layout.blocks), kThreads, sweep_shared_bytes(n), s>>>(
         y.data(), y.ld(), m, n, layout.rows_per_block, r, partials, group_partials, counters, st, apply_pass,
-        gram_pass, adaptive);
+        gram_pass, adaptive, vector);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: sweep of Y");
   };
   reset<<<1, 32, 0, s>>>(st, counters, counter_count);
