@@ -299,10 +299,10 @@ __device__ double2 block_sums(double a, double b) {
 /// matrix in registers: the threads form a 16 x 16 grid and thread (ti, tj) holds the entries
 /// (ti + 16 a, tj + 16 b); step k needs only row k, which its owners publish in shared memory (two
 /// buffers in `row`, so one barrier per step). The same row operations on x = I leave x = R'^{-T}
-/// with its rows unscaled (row j times 1 / R'_jj), so the inverse comes at no extra step; the
-/// updates run on every entry (the multiplier is zero at and above row k, and row k of x is zero
-/// right of k), as entries below G's diagonal are never read. A pivot not positive and finite is
-/// a breakdown, seen by every thread alike.
+/// with its rows unscaled (row j times 1 / R'_jj), so the inverse comes at no extra step. At step
+/// k in block a (of 16 rows), rows above block a are finished, G's entries left of it lie below
+/// the diagonal and row k of x is zero right of it: the updates touch the rest only. A pivot not
+/// positive and finite is a breakdown, seen by every thread alike.
 template <int N>
 __device__ void cholesky_inverse(const double* g, double* row, int n, const double* d, double* factor, Status* st) {
   constexpr int T = (N + 15) / 16;  // entries per thread and dimension
@@ -324,7 +324,10 @@ __device__ void cholesky_inverse(const double* g, double* row, int n, const doub
       double* const row_x = row_g + kMaxColumns;
       if (ti == k % 16)
 #pragma unroll
-        for (int b = 0; b < T; ++b) row_g[tj + 16 * b] = gr[a][b], row_x[tj + 16 * b] = xr[a][b];
+        for (int b = 0; b < T; ++b) {
+          if (b >= a) row_g[tj + 16 * b] = gr[a][b];
+          if (b <= a) row_x[tj + 16 * b] = xr[a][b];
+        }
       __syncthreads();
       const double pivot = row_g[k];
       if (!(pivot > 0.0 && pivot <= 1.7976931348623157e308)) {
@@ -335,19 +338,20 @@ __device__ void cholesky_inverse(const double* g, double* row, int n, const doub
       if (ti == k % 16) inverse_of_row[a] = inverse;
       double multiplier[T], right_g[T], right_x[T];
 #pragma unroll
-      for (int c = 0; c < T; ++c) {
+      for (int c = a; c < T; ++c) {
         const int i = ti + 16 * c;
         multiplier[c] = i > k && i < n ? row_g[i] * inverse_pivot : 0.0;
         right_g[c] = row_g[tj + 16 * c];
-        right_x[c] = row_x[tj + 16 * c];
       }
 #pragma unroll
-      for (int c = 0; c < T; ++c)
+      for (int b = 0; b <= a; ++b) right_x[b] = row_x[tj + 16 * b];
 #pragma unroll
-        for (int b = 0; b < T; ++b) {
-          gr[c][b] -= multiplier[c] * right_g[b];
-          xr[c][b] -= multiplier[c] * right_x[b];
-        }
+      for (int c = a; c < T; ++c) {
+#pragma unroll
+        for (int b = a; b < T; ++b) gr[c][b] -= multiplier[c] * right_g[b];
+#pragma unroll
+        for (int b = 0; b <= a; ++b) xr[c][b] -= multiplier[c] * right_x[b];
+      }
     }
   }
   __shared__ double inverse_diagonal[kMaxColumns];
