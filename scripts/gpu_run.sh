@@ -4,12 +4,16 @@
 # (before and after, when the bundle holds a baseline). Logs go to $OUT (or ./gpu-logs).
 # distributed: the distributed tests and bench_distributed under the bundled Open MPI (host ranks
 # 1-4; then 1 and 2 ranks sharing the GPU).
-# Usage: scripts/gpu_run.sh [tests|bench|all|distributed] [--quick]
+# multigpu: one rank per GPU through NCCL (scripts/mpirun_gpus.sh, NVLink multicast off):
+# test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here, then
+# gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that fits the GPUs
+# together (not one of them), at every rank count it fits, and on one GPU at a size that fits it.
+# Usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 quick=${2:-}
-case "$what" in tests|bench|all|distributed) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all|distributed] [--quick]" >&2; exit 2 ;; esac
+case "$what" in tests|bench|all|distributed|multigpu) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu] [--quick]" >&2; exit 2 ;; esac
 logs=${OUT:-$PWD/gpu-logs}
 mkdir -p "$logs"
 if [ -f .device-carry/bundle.tar.xz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xJf .device-carry/bundle.tar.xz; fi
@@ -17,13 +21,38 @@ export LD_LIBRARY_PATH="$PWD/.device/lib:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/device.txt"
 echo "commit $(cat .device/commit) date $(date -u +%F)" | tee -a "$logs/device.txt"
 status=0
-if [ "$what" = distributed ]; then
-  mpi=$PWD/.device/mpi/usr
+use_bundled_mpi() {
+  local mpi=$PWD/.device/mpi/usr
   export OPAL_PREFIX=$mpi PMIX_INSTALL_PREFIX=$mpi/lib/x86_64-linux-gnu/pmix2 PATH=$mpi/bin:$PATH
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
   export OMPI_MCA_mtl=^ofi OMPI_MCA_osc=^ucx OPENBLAS_NUM_THREADS=1
   # PMIx's compression plugin does not load from the relocated tree; it only compresses large startup data.
   export PMIX_MCA_pcompress_base_silence_warning=1 PMIX_MCA_mca_base_component_show_load_errors=0
+}
+if [ "$what" = multigpu ]; then
+  use_bundled_mpi
+  bin=.device/bin-debian
+  gpus=$(nvidia-smi -L | wc -l)
+  mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | sort -n | head -1)
+  counts=$(for np in 1 2 4 8; do [ $np -le "$gpus" ] && echo $np; done)
+  for np in $counts; do
+    if scripts/mpirun_gpus.sh $np $bin/test_distributed --gtest_brief=1 > "$logs/test_distributed_gpus$np.log" 2>&1
+    then echo "PASS test_distributed on $np GPUs"; else echo "FAIL test_distributed on $np GPUs"; status=1; tail -30 "$logs/test_distributed_gpus$np.log"; fi
+  done
+  for np in $counts; do scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-weak 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"; done
+  # A_i takes at most 70% of a GPU (the rest: the draws that form it and the RSVD's workspace).
+  n=200000 k=256 usable=$((mib * 1048576 / 10 * 7))
+  rows_fitting() { echo $(( $1 * usable / (4 * n) / 10000 * 10000 )); }
+  m=$(rows_fitting "$gpus"); [ "$m" -gt 200000 ] && m=200000
+  for np in $counts; do
+    [ "$(rows_fitting $np)" -ge "$m" ] || continue
+    scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-strong $m $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
+  done
+  scripts/mpirun_gpus.sh 1 $bin/bench_distributed gpu-strong "$(rows_fitting 1)" $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
+  exit $status
+fi
+if [ "$what" = distributed ]; then
+  use_bundled_mpi
   for np in 1 2 3 4; do
     if mpirun --oversubscribe -np $np .device/bin-debian/test_distributed --gtest_brief=1 > "$logs/test_distributed_np$np.log" 2>&1
     then echo "PASS test_distributed -np $np"; else echo "FAIL test_distributed -np $np"; status=1; fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts PROGRAM on N MPI ranks of this host, one GPU each: rank r sees only GPU (r mod G), G the
 # GPUs here, as its device 0, so every rank's CUDA backend opens its own GPU. More ranks than GPUs
-# share them round-robin (reported). For the distributed algorithms' multi-GPU runs, e.g.
+# share them round-robin (reported). NVLink multicast (NCCL's NVLS) stays off unless
+# NCCL_NVLS_ENABLE says otherwise: the lent multi-GPU machines require it off. For the distributed algorithms' multi-GPU runs, e.g.
 #   scripts/mpirun_gpus.sh 8 build/examples/example_distributed_pca
 # Usage: scripts/mpirun_gpus.sh N PROGRAM [ARGS...]
 set -euo pipefail
@@ -9,7 +10,7 @@ if [ "${1:-}" = --one-rank ]; then  # inside mpirun: this rank's GPU, then the p
   shift
   gpus=$(nvidia-smi -L | wc -l)
   local_rank=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-0}}}
-  export CUDA_VISIBLE_DEVICES=$((local_rank % gpus))
+  export CUDA_VISIBLE_DEVICES=$((local_rank % gpus)) NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
   exec "$@"
 fi
 if [ $# -lt 2 ]; then

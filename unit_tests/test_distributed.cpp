@@ -160,6 +160,37 @@ TEST(Distributed, PreconditionedCholeskyQrMatchesOneProcess) {
   }
 }
 
+/// A host copy of x (in b's memory).
+Host host_copy(Backend& b, const Matrix<float>& x) {
+  Host h(x.rows(), x.cols());
+  b.copy(x.view(), h.view());
+  return h;
+}
+
+/// U S V^T on the host.
+struct HostSvd {
+  Host U, S, V;
+  HostSvd(Backend& b, const Matrix<float>& u, const Matrix<float>& s, const Matrix<float>& v)
+      : U(host_copy(b, u)), S(host_copy(b, s)), V(host_copy(b, v)) {}
+  double at(index_t i, index_t j) {
+    double x = 0;
+    for (index_t p = 0; p < S.rows; ++p) x += double(U(i, p)) * S(p, 0) * V(j, p);
+    return x;
+  }
+};
+
+/// ||U_i S V^T - (U S V^T)(r0 : r0 + U_i.rows, :)||_F / ||U S V^T||_F over the ranks: this rank's
+/// rows of the distributed approximation against the same rows of the whole matrix's.
+double approximation_difference(HostSvd& mine, HostSvd& whole, index_t r0) {
+  double diff = 0, norm = 0;
+  for (index_t i = 0; i < mine.U.rows; ++i)
+    for (index_t j = 0; j < mine.V.rows; ++j) {
+      const double x = mine.at(i, j), y = whole.at(r0 + i, j);
+      diff += (x - y) * (x - y), norm += y * y;
+    }
+  return std::sqrt(sum_over_ranks(diff) / sum_over_ranks(norm));
+}
+
 TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
   const index_t m = 400, n = 60, k = 8;
   Split split(m, n);
@@ -171,18 +202,8 @@ TEST(Distributed, RsvdMatchesOneProcessOnTheWholeMatrix) {
     const DistributedRsvdResult d = distributed_rsvd(*b, comm, MatrixView<const float>(mine.view()), k, o);
     const RsvdResult whole = rsvd(*b, MatrixView<const float>(a.view()), k, o);
     for (index_t i = 0; i < k; ++i) EXPECT_NEAR(d.S.data()[i], whole.S.data()[i], 1e-5 * whole.S.data()[0]) << "q " << q;
-    // This rank's rows of U S V^T against the single-process approximation's same rows.
-    double diff = 0, norm = 0;
-    for (index_t i = 0; i < count; ++i)
-      for (index_t j = 0; j < n; ++j) {
-        double x = 0, y = 0;
-        for (index_t p = 0; p < k; ++p) {
-          x += double(d.U.data()[i + p * count]) * d.S.data()[p] * d.V.data()[j + p * n];
-          y += double(whole.U.data()[r0 + i + p * m]) * whole.S.data()[p] * whole.V.data()[j + p * n];
-        }
-        diff += (x - y) * (x - y), norm += y * y;
-      }
-    EXPECT_LT(std::sqrt(sum_over_ranks(diff) / sum_over_ranks(norm)), 1e-5) << "q " << q;
+    HostSvd ours(*b, d.U, d.S, d.V), theirs(*b, whole.U, whole.S, whole.V);
+    EXPECT_LT(approximation_difference(ours, theirs, r0), 1e-5) << "q " << q;
     EXPECT_EQ(d.distribution.ranks, comm.size());
   }
 }
@@ -320,6 +341,44 @@ TEST(Distributed, NcclOrHostStagingOnDeviceData) {
   const DistributedRsvdResult r = distributed_rsvd(*dev, nccl, da, 5, o), rs = distributed_rsvd(*dev, comm, da, 5, o);
   EXPECT_TRUE(near(host_of(r.S), host_of(rs.S), 1e-5));
   EXPECT_EQ(r.distribution.transport, nccl.transport());
+}
+
+// One GPU per rank (scripts/mpirun_gpus.sh; ranks sharing a GPU are tested the same way, their
+// sums staged through host memory): the distributed TSQR and RSVD on the ranks' GPUs equal the
+// single-GPU tsqr() and rsvd() of the whole matrix on this rank's GPU to rounding, Q's columns and
+// R's rows up to sign.
+TEST(Distributed, OnTheRanksGpusEqualsOneGpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no GPU visible";
+  const index_t m = 6000, n = 48, k = 10;
+  Split split(m, n, 0.95);  // cond(A) about 11
+  auto& [b, comm, a, r0, count, mine] = split;
+  auto dev = make_backend(BackendKind::Cuda);
+  Matrix<float> whole(*dev, m, n), rows(*dev, count, n);
+  dev->copy(MatrixView<const float>(a.view()), whole.view());
+  dev->copy(MatrixView<const float>(mine.view()), rows.view());
+  MpiCommunicator nccl(MPI_COMM_WORLD);
+  attach_nccl(nccl, *dev);
+  SCOPED_TRACE(nccl.transport());
+
+  const DistributedQrResult t = distributed_tsqr(*dev, nccl, rows);
+  const TsqrResult one = tsqr(*dev, MatrixView<const float>(whole.view()));
+  Host q = host_copy(*dev, t.Q), r = host_copy(*dev, t.R), q1 = host_copy(*dev, one.Q), r1 = host_copy(*dev, one.R);
+  double worst_r = 0, worst_q = 0;
+  for (index_t j = 0; j < n; ++j) {
+    const float sign = (r(j, j) < 0) == (r1(j, j) < 0) ? 1.0f : -1.0f;
+    for (index_t p = 0; p <= j; ++p) worst_r = std::max(worst_r, double(std::fabs(std::fabs(r(p, j)) - std::fabs(r1(p, j)))));
+    for (index_t i = 0; i < count; ++i) worst_q = std::max(worst_q, double(std::fabs(q(i, j) - sign * q1(r0 + i, j))));
+  }
+  EXPECT_LT(worst_r, 1e-5 * std::fabs(r1(0, 0)));
+  EXPECT_LT(worst_q, 2e-5);
+
+  RsvdOptions o;
+  o.error_probes = 0;
+  const DistributedRsvdResult d = distributed_rsvd(*dev, nccl, rows, k, o);
+  const RsvdResult w = rsvd(*dev, MatrixView<const float>(whole.view()), k, o);
+  HostSvd ours(*dev, d.U, d.S, d.V), theirs(*dev, w.U, w.S, w.V);
+  for (index_t i = 0; i < k; ++i) EXPECT_NEAR(ours.S(i, 0), theirs.S(i, 0), 1e-5 * theirs.S(0, 0));
+  EXPECT_LT(approximation_difference(ours, theirs, r0), 1e-5);
 }
 #endif
 

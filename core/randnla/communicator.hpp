@@ -6,6 +6,7 @@
 // (transport()).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,24 +49,43 @@ class Communicator {
     device_note_ = why.empty() ? "" : " (" + why + ")";
   }
 
+  /// Times the collectives from now on (on) or stops (off), the count starting at zero either way.
+  /// A timed collective first waits for the work queued on its backend and afterwards for its own
+  /// transfer, so seconds_communicating() is the wall time of the communication alone. Off by
+  /// default: the waits stop communication from overlapping computation, so a benchmark times one
+  /// run with it off and reads the share spent communicating from another with it on.
+  void time_collectives(bool on) { timed_ = on, seconds_ = 0; }
+  /// Seconds spent in the collectives (device-buffer staging included) since time_collectives(true).
+  double seconds_communicating() const { return seconds_; }
+
   /// X := the sum of every rank's X (same shape on every rank), X in `b`'s memory.
   void allreduce_sum(Backend& b, MatrixView<float> x) {
-    route(b, x, [&](float* d, std::size_t n) { device_->sum(b, d, n); }, [&](float* h, std::size_t n) { sum(h, n); });
+    timed(b, [&] {
+      route(b, x, [&](float* d, std::size_t n) { device_->sum(b, d, n); }, [&](float* h, std::size_t n) { sum(h, n); });
+    });
   }
   /// The same in FP64 (the Gram matrices of CholeskyQR).
   void allreduce_sum(Backend& b, MatrixView<double> x) {
-    route(b, x, [&](double* d, std::size_t n) { device_->sum(b, d, n); }, [&](double* h, std::size_t n) { sum(h, n); });
+    timed(b, [&] {
+      route(b, x, [&](double* d, std::size_t n) { device_->sum(b, d, n); }, [&](double* h, std::size_t n) { sum(h, n); });
+    });
   }
   /// X := rank `root`'s X on every rank.
   void broadcast(Backend& b, MatrixView<float> x, int root) {
-    route(b, x, [&](float* d, std::size_t n) { device_->broadcast(b, d, n, root); },
-          [&](float* h, std::size_t n) { broadcast(h, n, root); });
+    timed(b, [&] {
+      route(b, x, [&](float* d, std::size_t n) { device_->broadcast(b, d, n, root); },
+            [&](float* h, std::size_t n) { broadcast(h, n, root); });
+    });
   }
   /// Point to point, for the reduction trees: X (same shape on both ranks) from this rank to `to`.
-  void send(Backend& b, MatrixView<const float> x, int to);
+  void send(Backend& b, MatrixView<const float> x, int to) {
+    timed(b, [&] { send_packed(b, x, to); });
+  }
   void receive(Backend& b, MatrixView<float> x, int from) {
-    route(b, x, [&](float* d, std::size_t n) { device_->receive(b, d, n, from); },
-          [&](float* h, std::size_t n) { receive(h, n, from); });
+    timed(b, [&] {
+      route(b, x, [&](float* d, std::size_t n) { device_->receive(b, d, n, from); },
+            [&](float* h, std::size_t n) { receive(h, n, from); });
+    });
   }
   /// Every rank's `mine` (the same count on every rank), rank by rank.
   std::vector<std::int64_t> allgather(const std::vector<std::int64_t>& mine);
@@ -80,6 +100,18 @@ class Communicator {
   virtual void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) = 0;
 
  private:
+  template <class F>
+  void timed(Backend& b, F&& collective) {
+    if (!timed_) return collective();
+    b.synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    collective();
+    b.synchronize();
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  void send_packed(Backend& b, MatrixView<const float> x, int to);
+
   /// Runs `on_device` on X packed in device memory when X is device memory and a device transport
   /// is attached (the choice depends on neither X's layout nor the rank, so every rank takes the
   /// same path), `on_host` on a packed host copy otherwise; the result is copied back into X.
@@ -103,9 +135,11 @@ class Communicator {
 
   std::shared_ptr<DeviceTransport> device_;
   std::string device_note_;
+  bool timed_ = false;
+  double seconds_ = 0;
 };
 
-inline void Communicator::send(Backend& b, MatrixView<const float> x, int to) {
+inline void Communicator::send_packed(Backend& b, MatrixView<const float> x, int to) {
   const std::size_t n = static_cast<std::size_t>(x.rows() * x.cols());
   if (device_ && x.space() == MemorySpace::Device) {
     if (x.ld() == x.rows() || x.cols() <= 1) return device_->send(b, x.data(), n, to);
