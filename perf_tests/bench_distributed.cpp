@@ -24,13 +24,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <tuple>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "randnla/backends.hpp"
@@ -186,8 +186,6 @@ void gpu_strong_run(Backend& b, Communicator& comm, index_t total, index_t n, in
   if (comm.rank() == 0) std::printf("gpu-strong error ||A - U S V^T||_F / ||A||_F %.6e\n", error);
 }
 
-}  // namespace
-
 [[noreturn]] void usage() {
   std::fprintf(stderr, "usage: bench_distributed weak | gpu | gpu-weak [TSQR_ROWS [RSVD_N]] | gpu-strong M N k\n");
   std::exit(2);
@@ -199,6 +197,8 @@ index_t argument(int argc, char** argv, int i, index_t fallback) {
   if (v < 1) usage();
   return static_cast<index_t>(v);
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
