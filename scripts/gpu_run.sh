@@ -6,8 +6,9 @@
 # 1-4; then 1 and 2 ranks sharing the GPU).
 # multigpu: one rank per GPU through NCCL (scripts/mpirun_gpus.sh, NVLink multicast off):
 # test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here, then
-# gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that fits the GPUs
-# together (not one of them), at every rank count it fits, and on one GPU at a size that fits it.
+# gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that the GPUs hold
+# together and on the largest two hold, each at every rank count that holds it, and on one GPU at
+# the size one holds.
 # Usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,10 +44,13 @@ if [ "$what" = multigpu ]; then
   # A_i takes at most 70% of a GPU (the rest: the draws that form it and the RSVD's workspace).
   n=200000 k=256 usable=$((mib * 1048576 / 10 * 7))
   rows_fitting() { echo $(( $1 * usable / (4 * n) / 10000 * 10000 )); }
-  m=$(rows_fitting "$gpus"); [ "$m" -gt 200000 ] && m=200000
-  for np in $counts; do
-    [ "$(rows_fitting $np)" -ge "$m" ] || continue
-    scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-strong $m $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
+  capped() { local m; m=$(rows_fitting "$1"); [ "$m" -gt 200000 ] && m=200000; echo "$m"; }
+  # The largest matrix the GPUs hold together, and the largest two hold (a strong-scaling curve from 2 GPUs up).
+  for m in $(printf '%s\n' "$(capped "$gpus")" "$(capped 2)" | sort -un); do
+    for np in $counts; do
+      [ "$(rows_fitting $np)" -ge "$m" ] || continue
+      scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-strong $m $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
+    done
   done
   scripts/mpirun_gpus.sh 1 $bin/bench_distributed gpu-strong "$(rows_fitting 1)" $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
   exit $status
