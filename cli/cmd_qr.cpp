@@ -35,7 +35,8 @@ index_t deficient_diagonal(Backend& b, MatrixView<const float> r) {
 int run_qr(int argc, char** argv) {
   Options o;
   o.option("input", "", "matrix file (m x n, m >= n): .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
-      .option("method", "tsqr", "tsqr | householder | cholqr | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | auto");
+      .option("method", "tsqr", "tsqr | householder | cholqr | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | auto")
+      .option("arithmetic", "fp32", "tsqr's blocks: fp32 | fp16-refined | tf32 | fp16 (the Tensor Core variants)");
   if (!parse_command(o, argc, argv, "qr",
                      "A = Q R by an orthonormaliser of the library; writes Q.npy and R.npy (float32) and reports the "
                      "time, the orthogonality and the residual.",
@@ -45,6 +46,9 @@ int run_qr(int argc, char** argv) {
   const std::string dir = o.text("output");
   require_new_outputs(dir, {"Q.npy", "R.npy"}, o.has("force"));
   const auto method = parse_enum<Orthonormalizer>(o.text("method"), "--method");
+  const auto arithmetic = parse_enum<TsqrArithmetic>(o.text("arithmetic"), "--arithmetic");
+  require(method == Orthonormalizer::Tsqr || arithmetic == TsqrArithmetic::FP32, "--arithmetic", o.text("arithmetic"),
+          "applies to --method tsqr only");
   auto backend = open_backend(o);
   Backend& b = *backend;
   const Matrix<float> a = to_backend(b, load_matrix(o.text("input")));
@@ -59,6 +63,7 @@ int run_qr(int argc, char** argv) {
   if (method == Orthonormalizer::Tsqr) {
     TsqrOptions t;
     t.q_buffer = q.view();
+    t.arithmetic = arithmetic;
     TsqrResult f = tsqr(b, q, t);
     r = std::move(f.R);
     tree = f.report;
@@ -69,8 +74,9 @@ int run_qr(int argc, char** argv) {
   if (method != Orthonormalizer::Tsqr) b.product(Op::T, Op::N, 1.0f, q, a, 0.0f, r, ProductPrecision::fp32());  // R = Q^T A
   std::printf("A %lld x %lld: %s in %.3f ms\n", static_cast<long long>(m), static_cast<long long>(n), to_string(used), ms);
   if (method == Orthonormalizer::Tsqr)
-    std::printf("tree: %d levels, %lld leaves, %lld panels, blocks %s\n", tree.levels, static_cast<long long>(tree.leaves),
-                static_cast<long long>(tree.panels), tree.blocks.c_str());
+    std::printf("tree: %d levels, %lld leaves, %lld panels, blocks %s (%s)\n", tree.levels,
+                static_cast<long long>(tree.leaves), static_cast<long long>(tree.panels), tree.blocks.c_str(),
+                tree.arithmetic.c_str());
   std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n",
               orthogonality_loss(b, q), factorization_residual(b, a, q, r));
   if (const index_t bad = deficient_diagonal(b, r))

@@ -148,6 +148,24 @@ with tempfile.TemporaryDirectory() as d:
         if not ok:
             failures.append("qr " + method)
     expect_error("qr wide", ["qr", "--input", samples, "--output", os.path.join(d, "qr-wide")], "300 x 5000")
+    # The Tensor Core variants' arithmetic (emulated on the host): fp16-refined at FP32 accuracy.
+    checks += 1
+    full = os.path.join(d, "full.npy")
+    f = rng.uniform(-1, 1, (500, 10)).astype(np.float32)
+    np.save(full, f)
+    qr_out = os.path.join(d, "qr-refined")
+    code, out_text, err = run("qr", "--input", full, "--arithmetic", "fp16-refined", "--output", qr_out, "--backend", "host")
+    if code == 0:
+        q, r = np.load(os.path.join(qr_out, "Q.npy")), np.load(os.path.join(qr_out, "R.npy"))
+        orth = np.linalg.norm(q.T.astype(np.float64) @ q - np.eye(10))
+        resid = np.linalg.norm(f - q.astype(np.float64) @ r) / np.linalg.norm(f)
+    ok = code == 0 and orth < 1e-5 and resid < 1e-5 and "(fp16-refined)" in out_text
+    print(("PASS " if ok else "FAIL ") + "qr fp16-refined: %r" % (((orth, resid) if ok else (code, out_text, err.strip())),))
+    if not ok:
+        failures.append("qr fp16-refined")
+    expect_error("qr arithmetic without tsqr", ["qr", "--input", full, "--method", "cholqr2", "--arithmetic", "fp16",
+                                               "--output", os.path.join(d, "qr-bad")], "--arithmetic = fp16",
+                 "tsqr only")
 
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -63,6 +63,98 @@ TEST(Tsqr, FactorsAndOrthogonalityOnEveryTreeDepth) {
     }
 }
 
+namespace {
+
+/// A uniform in [-1, 1] (cond 0), or with singular values from 1 to 1/cond.
+test::HostMatrix<float> variant_input(index_t m, index_t n, double cond) {
+  if (cond == 0) {
+    test::HostMatrix<float> a = test::random_matrix(m, n, test::Elements::Uniform01, 7);
+    for (float& x : a.data) x = 2.0f * x - 1.0f;
+    return a;
+  }
+  std::vector<double> sigma(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) sigma[i] = std::pow(cond, -static_cast<double>(i) / (n - 1));
+  return test::matrix_with_spectrum(m, n, sigma, 5);
+}
+
+struct QrErrors {
+  double residual, orthogonality;
+  test::HostMatrix<float> r;
+};
+
+QrErrors householder_errors(Backend& b, const test::HostMatrix<float>& a) {
+  Matrix<float> f = test::to_backend(b, a), tau(b, a.cols, 1);
+  b.qr(f.view(), tau.view());
+  test::HostMatrix<float> r = test::to_host(b, MatrixView<const float>(f.view()).block(0, 0, a.cols, a.cols));
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = j + 1; i < a.cols; ++i) r(i, j) = 0.0f;
+  b.form_q(f.view(), tau.view());
+  const auto q = test::to_host(b, f.view());
+  return {factor_error(a, q, r), test::orthogonality_loss(q.cview()), r};
+}
+
+QrErrors tsqr_errors(Backend& b, const test::HostMatrix<float>& a, TsqrArithmetic arithmetic) {
+  TsqrOptions o;
+  o.arithmetic = arithmetic;
+  const TsqrResult t = tsqr(b, test::to_backend(b, a), o);
+  EXPECT_EQ(t.report.arithmetic, to_string(arithmetic));
+  EXPECT_NE(t.report.blocks.find("explicit Householder reflectors"), std::string::npos) << t.report.blocks;
+  const auto q = test::to_host(b, t.Q);
+  return {factor_error(a, q, test::to_host(b, t.R)), test::orthogonality_loss(q.cview()), test::to_host(b, t.R)};
+}
+
+}  // namespace
+
+// The Tensor Core variants' arithmetic (emulated on the portable backends), uniform [-1, 1] and
+// condition numbers 1e2 to 1e7, against FP32 Householder QR (LAPACK) on the same A: fp16-refined
+// within 10x of it on both measures with R equal to its R up to the signs of the rows; tf32 and
+// fp16 at their unit roundoff's level (2^-11), which the refinement removes.
+TEST(Tsqr, TensorCoreVariantsAgainstFp32Householder) {
+  const index_t m = 2000, n = 16;
+  for (const auto& [name, b] : test::portable_backends())
+    for (double cond : {0.0, 1e2, 1e4, 1e7}) {
+      const auto a = variant_input(m, n, cond);
+      const QrErrors lapack = householder_errors(*b, a);
+      SCOPED_TRACE(name + " cond " + std::to_string(cond));
+      const QrErrors refined = tsqr_errors(*b, a, TsqrArithmetic::FP16Refined);
+      EXPECT_LT(refined.residual, 10 * lapack.residual);
+      EXPECT_LT(refined.orthogonality, 10 * lapack.orthogonality);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i <= j; ++i)
+          EXPECT_NEAR(std::fabs(refined.r(i, j)), std::fabs(lapack.r(i, j)), 1e-5 * std::fabs(lapack.r(0, 0)));
+      for (TsqrArithmetic low : {TsqrArithmetic::TF32, TsqrArithmetic::FP16}) {
+        const QrErrors e = tsqr_errors(*b, a, low);
+        SCOPED_TRACE(to_string(low));
+        EXPECT_LT(e.residual, 4e-3);
+        EXPECT_LT(e.orthogonality, 4e-3);
+        EXPECT_GT(e.orthogonality, 10 * refined.orthogonality);
+      }
+    }
+}
+
+// The variants scale each block by a power of two before rounding to FP16: A times 2^100 or 2^-100
+// (beyond FP16's range either way) gives the same Q bit for bit and R times the same power.
+TEST(Tsqr, TensorCoreVariantsAreScaleInvariantBeyondFp16Range) {
+  const index_t m = 700, n = 12;
+  const auto a = variant_input(m, n, 1e3);
+  for (const auto& [name, b] : test::portable_backends())
+    for (TsqrArithmetic arithmetic : {TsqrArithmetic::FP16Refined, TsqrArithmetic::FP16}) {
+      TsqrOptions o;
+      o.arithmetic = arithmetic;
+      const TsqrResult base = tsqr(*b, test::to_backend(*b, a), o);
+      for (int e : {100, -100}) {
+        auto scaled = a;
+        for (float& x : scaled.data) x = std::ldexp(x, e);
+        const TsqrResult t = tsqr(*b, test::to_backend(*b, scaled), o);
+        SCOPED_TRACE(name + " " + to_string(arithmetic) + " 2^" + std::to_string(e));
+        EXPECT_EQ(test::to_host(*b, t.Q).data, test::to_host(*b, base.Q).data);
+        auto r = test::to_host(*b, base.R);
+        for (float& x : r.data) x = std::ldexp(x, e);
+        EXPECT_EQ(test::to_host(*b, t.R).data, r.data);
+      }
+    }
+}
+
 // Q written over A: the same Q as into a matrix of its own.
 TEST(Tsqr, QWrittenOverA) {
   const auto a = test::random_matrix(3000, 16, test::Elements::Normal, 7);

@@ -2,9 +2,12 @@
 #include "tsqr/tsqr.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "tsqr/blockwise_tsqr_ops.hpp"
+#include "tsqr/tensor_core_tsqr_ops.hpp"
 
 namespace randnla {
 namespace {
@@ -60,6 +63,26 @@ void panel_qr(Tree& t, MatrixView<float> q, MatrixView<float> r, index_t width) 
   }
 }
 
+/// The block operations that run `arithmetic` here: FP32 on the backend's own blocks, else on the
+/// generic ones; a Tensor Core arithmetic on the backend's TensorCoreTsqrOps (made into `variant`).
+/// Sets report.blocks. Throws UnsupportedConfiguration where the backend has none that runs it.
+TsqrOps& blocks_for(Backend& b, TsqrArithmetic arithmetic, TsqrOps& generic, std::unique_ptr<TsqrOps>& variant,
+                    TsqrReport& report) {
+  report.arithmetic = to_string(arithmetic);
+  if (arithmetic == TsqrArithmetic::FP32) {
+    TsqrOps* own = b.find_ops<TsqrOps>();
+    report.blocks = own != nullptr ? "batched on chip" : "one Householder QR per block";
+    return own != nullptr ? *own : generic;
+  }
+  TensorCoreTsqrOps* tc = b.find_ops<TensorCoreTsqrOps>();
+  if (tc == nullptr || !tc->runs(arithmetic))
+    throw UnsupportedConfiguration(std::string("TSQR arithmetic ") + to_string(arithmetic) + " is not implemented on " +
+                                   b.description());
+  variant = tc->blocks_in(arithmetic);
+  report.blocks = tc->description(arithmetic);
+  return *variant;
+}
+
 }  // namespace
 
 TsqrResult tsqr(Backend& b, MatrixView<const float> a, const TsqrOptions& o, const MatrixAllocator& out) {
@@ -67,9 +90,10 @@ TsqrResult tsqr(Backend& b, MatrixView<const float> a, const TsqrOptions& o, con
   require(n >= 1, "A.cols", n, "must be >= 1");
   require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n));
   require_space(a, b.memory_space(), "A");
+  TsqrResult res;
   BlockwiseTsqrOps generic(b);
-  TsqrOps* own = b.find_ops<TsqrOps>();
-  TsqrOps& ops = own != nullptr ? *own : generic;
+  std::unique_ptr<TsqrOps> variant;
+  TsqrOps& ops = blocks_for(b, o.arithmetic, generic, variant, res.report);
   require(o.panel_columns >= 0 && o.panel_columns <= ops.max_columns(), "panel_columns", o.panel_columns,
           "must be in [0, " + std::to_string(ops.max_columns()) + "], the widest block this backend factors");
   const index_t width = std::min(n, o.panel_columns > 0 ? o.panel_columns : ops.max_columns());
@@ -81,9 +105,7 @@ TsqrResult tsqr(Backend& b, MatrixView<const float> a, const TsqrOptions& o, con
     require_shape(o.q_buffer, m, n, "q_buffer");
     require_space(o.q_buffer, b.memory_space(), "q_buffer");
   }
-  TsqrResult res;
   res.report.backend = b.description();
-  res.report.blocks = &ops == &generic ? "one Householder QR per block" : "batched on chip";
   res.report.panels = (n + width - 1) / width;
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
   // Blocks of at least 2 width rows, so that each level shrinks the stack at least by half.

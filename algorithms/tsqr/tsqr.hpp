@@ -6,11 +6,22 @@
 #include <string>
 
 #include "randnla/backend.hpp"
+#include "tsqr/tsqr_arithmetic.hpp"
 
 namespace randnla {
 
 struct TsqrOptions {
   bool form_q = true;     ///< false: R only (no Q is formed, at a fraction of the work)
+  /// The blocks' arithmetic. FP32: Householder QR in FP32 (LAPACK's blocks, or the CUDA backend's
+  /// on chip). The Tensor Core variants (Ootomo & Yokota, "TSQR on TensorCores"): each reflector
+  /// H = I - tau v v^T formed explicitly and applied as a product, to R and to Q, and the products
+  /// Q_i S_i down the tree, with operands rounded as the Tensor Cores take them (TsqrDot); each block
+  /// first scaled by a power of two so its largest column norm is below 1 (exact; FP16 neither
+  /// overflows nor loses more than entries far below the block's largest). fp16-refined keeps FP32
+  /// accuracy; tf32 and fp16 lose to their unit roundoff (about 5e-4). A backend without them
+  /// throws UnsupportedConfiguration (the portable backend emulates them; the CUDA backend has
+  /// none yet). Panels (panel_columns) are made orthogonal to each other in FP32.
+  TsqrArithmetic arithmetic = TsqrArithmetic::FP32;
   /// Rows per leaf block: 0 picks the backend's best (max(4 n, 512) rows with LAPACK blocks; on
   /// the CUDA backend 128 rows up to 32 columns, one warp's registers, else min(8 n, the most its
   /// shared memory holds), at least 2 n).
@@ -32,7 +43,8 @@ struct TsqrReport {
   int levels = 0;     ///< levels of the tree (1: a single Householder QR)
   index_t leaves = 0; ///< row blocks at the bottom level
   index_t panels = 1;  ///< column panels (more than 1 where A is wider than the backend's blocks)
-  std::string blocks; ///< how the blocks were factored: "batched on chip" or "one Householder QR per block"
+  std::string blocks; ///< how the blocks were factored, e.g. "batched on chip" or "one Householder QR per block"
+  std::string arithmetic;  ///< to_string(TsqrOptions::arithmetic)
 };
 
 struct TsqrResult {

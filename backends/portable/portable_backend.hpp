@@ -17,6 +17,7 @@
 
 #include "cholesky_qr/cholesky_qr_ops.hpp"
 #include "sparse_projection/sparse_projection_ops.hpp"
+#include "tsqr/reflector_tsqr_ops.hpp"
 #include "kernels.hpp"
 #include "lapack.hpp"
 
@@ -43,6 +44,7 @@ class PortableBackend final : public Backend {
   explicit PortableBackend(const Exec& exec) : exec_(exec) {
     provide<CholeskyQrOps>(std::make_shared<CholeskyQrKernels<Exec>>(exec, memory_space()));
     provide<SparseProjectionOps>(std::make_shared<SparseProjectionKernels<Exec>>(exec, memory_space()));
+    provide<TensorCoreTsqrOps>(std::make_shared<ReflectorTsqrKernels<Exec>>(exec, *this));
   }
 
   MemorySpace memory_space() const override { return kHostMemory ? MemorySpace::Host : MemorySpace::Device; }
