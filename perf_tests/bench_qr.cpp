@@ -5,7 +5,8 @@
 // timed alone and taken off), the peak working memory besides A and Q, the bandwidth of A read
 // plus Q written over the time, ||Q^T Q - I||_F and ||A - Q R||_F / ||A||_F (R = Q^T A where the
 // method does not return it).
-// Then TSQR at several block heights and panel widths.
+// Then TSQR at several block heights and panel widths, and TSQR in the Tensor Core variants'
+// arithmetic (fp16-refined, tf32, fp16) against its FP32 tree.
 // Usage: bench_qr [--quick]
 #include <algorithm>
 #include <cmath>
@@ -101,6 +102,30 @@ void tsqr_sweep(Backend& b, index_t m, index_t n) {
   }
 }
 
+/// TSQR in each arithmetic (FP32, then the Tensor Core variants), Q over a copy of A: time with the
+/// copy taken off, both error measures.
+void tsqr_arithmetics(Backend& b, index_t m, index_t n) {
+  Matrix<float> a(b, m, n, "A"), q(b, m, n, "Q");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
+  const double copy = randnla::median_ms(b, [&] { b.copy(a.view(), q.view()); }, 7, 1);
+  for (TsqrArithmetic arithmetic :
+       {TsqrArithmetic::FP32, TsqrArithmetic::FP16Refined, TsqrArithmetic::TF32, TsqrArithmetic::FP16}) {
+    TsqrOptions o;
+    o.arithmetic = arithmetic;
+    o.q_buffer = q.view();
+    TsqrResult t;
+    const double ms = randnla::median_ms(b, [&] {
+      b.copy(a.view(), q.view());
+      t = tsqr(b, q, o);
+    }, 7, 1) - copy;
+    std::printf("%8ld x %-4ld tsqr %-13s %9.3f ms  %d levels, %ld panels, %s, orth %.2e  resid %.2e\n",
+                static_cast<long>(m), static_cast<long>(n), to_string(arithmetic), ms, t.report.levels,
+                static_cast<long>(t.report.panels), t.report.blocks.c_str(), orthogonality_loss(b, q),
+                factorization_residual(b, a, q, t.R));
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,6 +135,7 @@ int main(int argc, char** argv) {
   std::printf("bench_qr on %s\n", b->description().c_str());
   if (quick) {
     run(*b, 4096, 16);
+    tsqr_arithmetics(*b, 4096, 16);
     return 0;
   }
   run(*b, 1048576, 16);
@@ -118,5 +144,7 @@ int main(int argc, char** argv) {
   run(*b, 65536, 512);
   for (auto [m, n] : {std::pair<index_t, index_t>{1048576, 16}, {1048576, 64}, {65536, 128}, {65536, 512}})
     tsqr_sweep(*b, m, n);
+  for (auto [m, n] : {std::pair<index_t, index_t>{1048576, 16}, {1048576, 64}, {65536, 128}, {65536, 512}})
+    tsqr_arithmetics(*b, m, n);
   return 0;
 }

@@ -811,6 +811,55 @@ void expect_factors_of(Backend& host, const test::HostMatrix<float>& a, const te
   EXPECT_LT(r_distance_up_to_row_signs(r, lapack_r), 1e-5);
 }
 
+/// ||A - Q R||_F / ||A||_F and ||Q^T Q - I||_F, FP64 sums.
+std::pair<double, double> qr_errors(const test::HostMatrix<float>& a, const test::HostMatrix<float>& q,
+                                    const test::HostMatrix<float>& r) {
+  test::HostMatrix<float> rt(r.cols, r.rows);
+  for (index_t j = 0; j < r.cols; ++j)
+    for (index_t i = 0; i < r.rows; ++i) rt(j, i) = r(i, j);
+  return {test::factor_relative_error(a.cview(), q.cview(), rt.cview()), test::orthogonality_loss(q.cview())};
+}
+
+// The Tensor Core TSQR variants on the GPU (wmma, one warp per block of 32 x 16; 40 columns in
+// panels of 16), cond 1e2 and 1e7: fp16-refined within 10x of FP32 Householder (LAPACK, one block)
+// on both measures, its R equal to LAPACK's up to row signs and to the host's emulation of the same
+// arithmetic (test_tsqr) to FP32 rounding; tf32 and fp16 at their unit roundoff's level (2^-11).
+TEST(Gpu, TensorCoreTsqrVariants) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  for (const auto& [n, cond] : {std::pair<index_t, double>{16, 1e2}, {16, 1e7}, {40, 1e2}}) {
+    std::vector<double> sigma(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) sigma[i] = std::pow(cond, -static_cast<double>(i) / (n - 1));
+    const auto a = test::matrix_with_spectrum(4000, n, sigma, 9);
+    TsqrOptions one_block;
+    one_block.leaf_rows = a.rows;
+    const TsqrResult lapack = tsqr(*host, test::to_backend(*host, a), one_block);
+    const auto lapack_r = test::to_host(*host, lapack.R);
+    const auto [lapack_residual, lapack_loss] = qr_errors(a, test::to_host(*host, lapack.Q), lapack_r);
+    for (TsqrArithmetic arithmetic : {TsqrArithmetic::FP16Refined, TsqrArithmetic::TF32, TsqrArithmetic::FP16}) {
+      TsqrOptions o;
+      o.arithmetic = arithmetic;
+      const TsqrResult t = tsqr(*dev, test::to_backend(*dev, a), o);
+      SCOPED_TRACE("n " + std::to_string(n) + " cond " + std::to_string(cond) + " " + to_string(arithmetic));
+      EXPECT_NE(t.report.blocks.find("Tensor Cores"), std::string::npos) << t.report.blocks;
+      const auto r = test::to_host(*dev, t.R);
+      const auto [residual, loss] = qr_errors(a, test::to_host(*dev, t.Q), r);
+      if (arithmetic != TsqrArithmetic::FP16Refined) {
+        EXPECT_LT(residual, 4e-3);
+        EXPECT_LT(loss, 4e-3);
+        continue;
+      }
+      EXPECT_LT(residual, 10 * lapack_residual);
+      EXPECT_LT(loss, 10 * lapack_loss);
+      EXPECT_LT(r_distance_up_to_row_signs(r, lapack_r), 1e-5);
+      if (n > 16) continue;  // the host takes 40 columns in one block, the GPU in panels
+      const TsqrResult emulated = tsqr(*host, test::to_backend(*host, a), o);
+      EXPECT_LT(r_distance_up_to_row_signs(r, test::to_host(*host, emulated.R)), 1e-5);
+    }
+  }
+}
+
 // The batched on-chip TSQR: rows not a multiple of the blocks, n from 1 to the tree's 128, Q to FP32
 // orthogonality, A = Q R against FP64, R equal to LAPACK's one-block Householder R up to row signs,
 // R alone equal to R with Q, Q written over A equal to Q apart, bit for bit.

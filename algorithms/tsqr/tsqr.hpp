@@ -18,9 +18,10 @@ struct TsqrOptions {
   /// Q_i S_i down the tree, with operands rounded as the Tensor Cores take them (TsqrDot); each block
   /// first scaled by a power of two so its largest column norm is below 1 (exact; FP16 neither
   /// overflows nor loses more than entries far below the block's largest). fp16-refined keeps FP32
-  /// accuracy; tf32 and fp16 lose to their unit roundoff (about 5e-4). A backend without them
-  /// throws UnsupportedConfiguration (the portable backend emulates them; the CUDA backend has
-  /// none yet). Panels (panel_columns) are made orthogonal to each other in FP32.
+  /// accuracy; tf32 and fp16 lose to their unit roundoff (about 5e-4). The CUDA backend runs them
+  /// on the Tensor Cores (wmma), one warp per block of up to 32 rows and 16 columns (wider A in
+  /// panels of 16); the portable backend emulates them element by element; a backend without
+  /// them throws UnsupportedConfiguration. Panels are made orthogonal to each other in FP32.
   TsqrArithmetic arithmetic = TsqrArithmetic::FP32;
   /// Rows per leaf block: 0 picks the backend's best (max(4 n, 512) rows with LAPACK blocks; on
   /// the CUDA backend 128 rows up to 32 columns, one warp's registers, else min(8 n, the most its

@@ -148,6 +148,7 @@ class CudaBackend final : public Backend {
     capabilities_.polar = true;
     provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get()));
     provide<TsqrOps>(cuda::make_tsqr_ops(device_, stream_->get()));
+    provide<TensorCoreTsqrOps>(cuda::make_tensor_core_tsqr_ops(device_, stream_->get()));
     provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_->get()));
   }
 
