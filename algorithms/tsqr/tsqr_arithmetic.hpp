@@ -54,4 +54,28 @@ class TsqrDot {
   float main_ = 0.0f, correction_ = 0.0f;
 };
 
+/// LAPACK's slarfg for a column with head alpha and tail sum of squares `tail`: H = I - tau v v^T
+/// maps it to beta e_1, v = (1, tail / (alpha - beta)); tau = 0 (H = I) where the tail is zero.
+struct Reflector {
+  float beta, tau, to_v;  ///< to_v: the factor that turns the tail into v's
+};
+RANDNLA_HD Reflector householder(float alpha, float tail) {
+  if (tail == 0.0f) return {alpha, 0.0f, 0.0f};
+  const float norm = exact::sqrt(alpha * alpha + tail), beta = alpha >= 0.0f ? -norm : norm;
+  return {beta, (beta - alpha) / beta, 1.0f / (alpha - beta)};
+}
+
+/// H(i, k) = delta_ik - tau v_i v_k.
+RANDNLA_HD float reflector_entry(bool diagonal, float tau, float vi, float vk) {
+  return (diagonal ? 1.0f : 0.0f) - exact::mul(exact::mul(tau, vi), vk);
+}
+
+/// 2^-e for the block whose largest column norm is `norm`, e bringing it into [1/2, 1): the power
+/// of two the Tensor Core variants scale a block by (1 where the norm is zero or not finite).
+RANDNLA_HD float block_scale(float norm) {
+  if (!(norm > 0.0f && norm <= 3.4028234e38f)) return 1.0f;
+  const int e = static_cast<int>((exact::bits_of(norm) >> 23) & 0xffu) - 126;  // norm in [2^(e-1), 2^e)
+  return exp2i(e < 127 ? -e : -127);
+}
+
 }  // namespace randnla

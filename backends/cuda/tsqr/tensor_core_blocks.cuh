@@ -117,7 +117,7 @@ __device__ __forceinline__ void apply_reflector(Shared& s, float* x, int j, int 
     const int i = e % kRows, k = e / kRows;
     const float vi = i < j ? 0.0f : i == j ? 1.0f : s.w[i + j * kRows];
     const float vk = k < j ? 0.0f : k == j ? 1.0f : s.w[k + j * kRows];
-    s.h32[e] = (i == k ? 1.0f : 0.0f) - exact::mul(exact::mul(tau, vi), vk);
+    s.h32[e] = reflector_entry(i == k, tau, vi, vk);
   }
   __syncwarp();
   round_operand(s.h32, kRows * kRows, s.h32, s.h_hi, s.h_lo, arithmetic);
@@ -129,25 +129,19 @@ __device__ __forceinline__ void apply_reflector(Shared& s, float* x, int j, int 
   __syncwarp();
 }
 
-/// LAPACK's slarfg on column j of w from row j (lane = row): beta into (j, j), v's tail below it,
-/// tau into s.tau[j]; tau = 0 where the column's tail is zero.
+/// The reflector of column j of w from row j (lane = row): beta into (j, j), v's tail below it,
+/// tau into s.tau[j].
 __device__ __forceinline__ void reflector(Shared& s, int j) {
   const int lane = threadIdx.x % 32;
   const float x = s.w[lane + j * kRows];
-  const float tail = warp_sum(lane > j ? x * x : 0.0f), alpha = __shfl_sync(kAll, x, j);
-  __syncwarp();
-  if (tail == 0.0f) {
-    if (lane == 0) s.tau[j] = 0.0f;
-  } else {
-    const float norm = exact::sqrt(alpha * alpha + tail), beta = alpha >= 0.0f ? -norm : norm;
-    if (lane > j) s.w[lane + j * kRows] = x * (1.0f / (alpha - beta));
-    if (lane == j) s.w[lane + j * kRows] = beta, s.tau[j] = (beta - alpha) / beta;
-  }
+  const Reflector h = householder(__shfl_sync(kAll, x, j), warp_sum(lane > j ? x * x : 0.0f));
+  if (lane > j) s.w[lane + j * kRows] = x * h.to_v;
+  if (lane == j) s.w[lane + j * kRows] = h.beta, s.tau[j] = h.tau;
   __syncwarp();
 }
 
-/// Scales w by 2^-e, e bringing its largest column norm into [1/2, 1) (the portable backend's
-/// rule), and returns 2^-e.
+/// Scales w by block_scale of its largest column norm (the portable backend's rule), and returns
+/// that power of two.
 __device__ __forceinline__ float scale_into_range(Shared& s, int n) {
   const int lane = threadIdx.x % 32;
   double big = 0.0;
@@ -155,10 +149,7 @@ __device__ __forceinline__ float scale_into_range(Shared& s, int n) {
     const double x = s.w[lane + c * kRows], sum = warp_sum(x * x);
     big = sum > big ? sum : big;
   }
-  const float norm = static_cast<float>(sqrt(big));
-  if (!(norm > 0.0f && norm <= 3.4028234e38f)) return 1.0f;
-  const int e = static_cast<int>((exact::bits_of(norm) >> 23) & 0xffu) - 126;
-  const float scale = exp2i(e < 127 ? -e : -127);
+  const float scale = block_scale(static_cast<float>(sqrt(big)));
   for (int c = 0; c < n; ++c) s.w[lane + c * kRows] *= scale;
   __syncwarp();
   return scale;

@@ -32,9 +32,7 @@ struct ReflectorBlock {
 
   KOKKOS_INLINE_FUNCTION float& at(index_t i, index_t j) const { return w(r0 + i, j); }
 
-  /// Scales the block by 2^-e, e the exponent that brings its largest column norm into [1/2, 1),
-  /// and returns 2^-e: exact, and the FP16 arithmetics then neither overflow nor lose more than
-  /// entries far below the block's largest.
+  /// Scales the block by block_scale of its largest column norm, and returns that power of two.
   KOKKOS_INLINE_FUNCTION float scale_into_range() const {
     double big = 0.0;
     for (index_t j = 0; j < n; ++j) {
@@ -42,26 +40,20 @@ struct ReflectorBlock {
       for (index_t i = 0; i < rows; ++i) s += double(at(i, j)) * at(i, j);
       big = s > big ? s : big;
     }
-    const float norm = static_cast<float>(std::sqrt(big));
-    if (!(norm > 0.0f && norm <= 3.4028234e38f)) return 1.0f;
-    const int e = static_cast<int>((exact::bits_of(norm) >> 23) & 0xffu) - 126;  // norm in [2^(e-1), 2^e)
-    const float s = exp2i(e < 127 ? -e : -127);
+    const float s = block_scale(static_cast<float>(std::sqrt(big)));
     for (index_t j = 0; j < n; ++j)
       for (index_t i = 0; i < rows; ++i) at(i, j) *= s;
     return s;
   }
 
-  /// LAPACK's slarfg on column j from row j: beta into (j, j), v's tail below it (v_j = 1); tau.
+  /// The reflector of column j from row j: beta into (j, j), v's tail below it (v_j = 1); tau.
   KOKKOS_INLINE_FUNCTION float reflector(index_t j) const {
     float tail = 0.0f;
     for (index_t i = j + 1; i < rows; ++i) tail += at(i, j) * at(i, j);
-    const float alpha = at(j, j);
-    if (tail == 0.0f) return 0.0f;
-    const float norm = exact::sqrt(alpha * alpha + tail), beta = alpha >= 0.0f ? -norm : norm;
-    const float to_v = 1.0f / (alpha - beta);
-    for (index_t i = j + 1; i < rows; ++i) at(i, j) *= to_v;
-    at(j, j) = beta;
-    return (beta - alpha) / beta;
+    const Reflector h = householder(at(j, j), tail);
+    for (index_t i = j + 1; i < rows; ++i) at(i, j) *= h.to_v;
+    at(j, j) = h.beta;
+    return h.tau;
   }
 
   /// x(j:rows) := H_j x(j:rows), H_j = I - tau v v^T formed element by element, for column c of
@@ -73,7 +65,7 @@ struct ReflectorBlock {
       TsqrDot dot(arithmetic);
       for (index_t k = j; k < rows; ++k) {
         const float vk = k == j ? 1.0f : at(k, j);
-        dot.add((i == k ? 1.0f : 0.0f) - exact::mul(exact::mul(tau, vi), vk), x(k, c));
+        dot.add(reflector_entry(i == k, tau, vi, vk), x(k, c));
       }
       out[i] = dot.value();
     }
