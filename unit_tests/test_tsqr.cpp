@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "randnla.hpp"
@@ -117,6 +118,8 @@ TEST(Tsqr, TensorCoreVariantsAgainstFp32Householder) {
       const QrErrors lapack = householder_errors(*b, a);
       SCOPED_TRACE(name + " cond " + std::to_string(cond));
       const QrErrors refined = tsqr_errors(*b, a, TsqrArithmetic::FP16Refined);
+      std::printf("%s cond %g: fp16-refined residual %.2e, orthogonality %.2e; LAPACK %.2e, %.2e\n", name.c_str(), cond,
+                  refined.residual, refined.orthogonality, lapack.residual, lapack.orthogonality);
       EXPECT_LT(refined.residual, 10 * lapack.residual);
       EXPECT_LT(refined.orthogonality, 10 * lapack.orthogonality);
       for (index_t j = 0; j < n; ++j)
@@ -125,6 +128,7 @@ TEST(Tsqr, TensorCoreVariantsAgainstFp32Householder) {
       for (TsqrArithmetic low : {TsqrArithmetic::TF32, TsqrArithmetic::FP16}) {
         const QrErrors e = tsqr_errors(*b, a, low);
         SCOPED_TRACE(to_string(low));
+        std::printf("  %s residual %.2e, orthogonality %.2e\n", to_string(low), e.residual, e.orthogonality);
         EXPECT_LT(e.residual, 4e-3);
         EXPECT_LT(e.orthogonality, 4e-3);
         EXPECT_GT(e.orthogonality, 10 * refined.orthogonality);
