@@ -155,15 +155,24 @@ __device__ __forceinline__ float scale_into_range(Shared& s, int n) {
   return scale;
 }
 
+/// This thread block's rows [r0, r0 + rows) of an m-row matrix split as tsqr_block_start.
+struct BlockRows {
+  index_t r0;
+  int rows;
+};
+__device__ __forceinline__ BlockRows block_rows(index_t m, index_t blocks) {
+  const index_t r0 = tsqr_block_start(blockIdx.x, m, blocks);
+  return {r0, static_cast<int>(tsqr_block_start(blockIdx.x + 1, m, blocks) - r0)};
+}
+
 /// One warp per block: R_i into r_stack, Q_i into q where q is not empty (A read first, so q may
 /// be A). Rows and columns past the block's are zeros in shared memory.
 __global__ void __launch_bounds__(32) factor_kernel(MatrixView<const float> a, index_t blocks, MatrixView<float> q,
                                                     MatrixView<float> r_stack, TsqrArithmetic arithmetic) {
   __shared__ Shared s;
-  const index_t blk = blockIdx.x, m = a.rows();
+  const index_t blk = blockIdx.x;
   const int n = static_cast<int>(a.cols()), lane = threadIdx.x;
-  const index_t r0 = tsqr_block_start(blk, m, blocks);
-  const int rows = static_cast<int>(tsqr_block_start(blk + 1, m, blocks) - r0);
+  const auto [r0, rows] = block_rows(a.rows(), blocks);
   for (int c = 0; c < kCols; ++c) s.w[lane + c * kRows] = lane < rows && c < n ? a(r0 + lane, c) : 0.0f;
   __syncwarp();
   const float scale = scale_into_range(s, n);
@@ -185,10 +194,9 @@ __global__ void __launch_bounds__(32) factor_kernel(MatrixView<const float> a, i
 __global__ void __launch_bounds__(32) multiply_kernel(MatrixView<float> q, index_t blocks,
                                                       MatrixView<const float> s_stack, TsqrArithmetic arithmetic) {
   __shared__ Shared s;
-  const index_t blk = blockIdx.x, m = q.rows();
+  const index_t blk = blockIdx.x;
   const int n = static_cast<int>(q.cols()), lane = threadIdx.x;
-  const index_t r0 = tsqr_block_start(blk, m, blocks);
-  const int rows = static_cast<int>(tsqr_block_start(blk + 1, m, blocks) - r0);
+  const auto [r0, rows] = block_rows(q.rows(), blocks);
   // The left operand Q_i (kRows x kCols) goes where H goes, S_i where the right operand goes.
   for (int c = 0; c < kRows; ++c) s.h32[lane + c * kRows] = lane < rows && c < n ? q(r0 + lane, c) : 0.0f;
   for (int c = 0; c < kCols; ++c) s.w[lane + c * kRows] = lane < n && c < n ? s_stack(blk * n + lane, c) : 0.0f;
