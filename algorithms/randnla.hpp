@@ -265,16 +265,42 @@ TsqrViews<typename Exec::memory_space> distributed_qr_views(const ViewOutputs<Ex
 
 }  // namespace kokkos_api
 
+namespace kokkos_api {
+
+/// The Kokkos entry of a distributed QR factorisation `factor` (one of the Backend& functions).
+template <class Exec, class AView, class Factor>
+TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communicator& comm, const AView& a,
+                                                      Factor&& factor, DistributedReport* distribution) {
+  require_reachable<Exec, AView>();
+  ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  const DistributedQrResult r = factor(*backend, comm, view_of(a, "A"), out.allocator());
+  return distributed_qr_views(out, *backend, r, distribution);
+}
+
+}  // namespace kokkos_api
+
 /// A = Q R for A distributed by rows over `comm` (see distributed_tsqr(Backend&, ...)) on `exec`:
 /// Q holds this rank's rows, R is the same on every rank.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Communicator& comm, const AView& a,
                                                         DistributedReport* distribution = nullptr) {
-  kokkos_api::require_reachable<Exec, AView>();
-  kokkos_api::ViewOutputs<Exec> out(exec);
-  auto backend = backend_for(exec);
-  const DistributedQrResult r = distributed_tsqr(*backend, comm, view_of(a, "A"), out.allocator());
-  return kokkos_api::distributed_qr_views(out, *backend, r, distribution);
+  return kokkos_api::distributed_qr(
+      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
+        return distributed_tsqr(b, c, x, o);
+      }, distribution);
+}
+
+/// A = Q R for A distributed by rows over `comm` by CholeskyQR2 (see
+/// distributed_cholesky_qr2(Backend&, ...)) on `exec`: Q holds this rank's rows, R is the same on
+/// every rank.
+template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
+TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec, Communicator& comm, const AView& a,
+                                                                DistributedReport* distribution = nullptr) {
+  return kokkos_api::distributed_qr(
+      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
+        return distributed_cholesky_qr2(b, c, x, o);
+      }, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
@@ -283,11 +309,10 @@ TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Commun
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& exec, Communicator& comm, const AView& a,
                                                                     DistributedReport* distribution = nullptr) {
-  kokkos_api::require_reachable<Exec, AView>();
-  kokkos_api::ViewOutputs<Exec> out(exec);
-  auto backend = backend_for(exec);
-  const DistributedQrResult r = distributed_rand_cholesky_qr(*backend, comm, view_of(a, "A"), out.allocator());
-  return kokkos_api::distributed_qr_views(out, *backend, r, distribution);
+  return kokkos_api::distributed_qr(
+      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
+        return distributed_rand_cholesky_qr(b, c, x, o);
+      }, distribution);
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

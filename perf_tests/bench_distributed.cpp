@@ -5,9 +5,10 @@
 //               q = 1) of a Gaussian A on the host backend;
 //   gpu:        RSVD of one Gaussian 16384 x 16384 A (k = 256, p = 10, q = 1) on the CUDA backend,
 //               split over the ranks (all on one GPU when the machine has one);
-//   gpu-weak:   one GPU per rank (scripts/mpirun_gpus.sh): TSQR and the preconditioned CholeskyQR of
-//               TSQR_ROWS x 64 Gaussian rows per rank (default 1048576), and RSVD (k = 256, p = 10,
-//               q = 1) of RSVD_N x RSVD_N Gaussian rows per rank (default 16384);
+//   gpu-weak:   one GPU per rank (scripts/mpirun_gpus.sh): TSQR, CholeskyQR2 and the
+//               preconditioned CholeskyQR of TSQR_ROWS x 64 Gaussian rows per rank (default
+//               1048576), and RSVD (k = 256, p = 10, q = 1) of RSVD_N x RSVD_N Gaussian rows per
+//               rank (default 16384), with rank 0's and the last rank's phases;
 //   gpu-strong: one GPU per rank: RSVD (k, p = 10, q = 1) of one M x N A = X diag(sigma) Y^T split
 //               over the ranks (sigma_j = exp(-4 j / k), so the best rank-k error is about e^-4 at
 //               any size), and its error ||A - U S V^T||_F / ||A||_F, formed in place of A.
@@ -120,6 +121,20 @@ std::pair<double, std::string> timed_with_share(Backend& b, Communicator& comm, 
   return {ms, text};
 }
 
+/// Rank 0's and the last rank's phases of their last run, one line each.
+void print_phases(const Communicator& comm, const std::string& what, const PhaseReport& phases) {
+  const int last = comm.size() - 1;
+  for (int r : {0, last}) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (comm.rank() == r) {
+      std::printf("    %s phases on rank %d: %s\n", what.c_str(), r, phases.to_string().c_str());
+      std::fflush(stdout);
+    }
+    if (last == 0) break;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /// The RSVD of `a` (this rank's rows of a total x n matrix) at k, p, q = 1; prints its line and
 /// returns the result of the last run.
 DistributedRsvdResult rsvd_line(Backend& b, Communicator& comm, const Matrix<float>& a, index_t total, index_t k,
@@ -141,6 +156,7 @@ DistributedRsvdResult rsvd_line(Backend& b, Communicator& comm, const Matrix<flo
                 what.c_str(), static_cast<long>(total), static_cast<long>(a.cols()), static_cast<long>(k), comm.size(),
                 ms, share.c_str(), share.empty() ? "" : "  ", s[0], s[static_cast<std::size_t>(k - 1)],
                 r.distribution.words_sent);
+  if (what.rfind("gpu-", 0) == 0) print_phases(comm, "rsvd", r.report.phases);
   return r;
 }
 
@@ -155,21 +171,23 @@ void tsqr_run(Backend& b, Communicator& comm, index_t total, index_t n) {
                 static_cast<long>(n), comm.size(), ms, std::fabs(r[0]), std::fabs(r.back()));
 }
 
-/// One GPU per rank, rows per rank fixed: the tree TSQR and the preconditioned CholeskyQR of
-/// tsqr_rows x 64 per rank, then the RSVD of rsvd_n x rsvd_n per rank.
+/// One GPU per rank, rows per rank fixed: the tree TSQR, CholeskyQR2 and the preconditioned
+/// CholeskyQR of tsqr_rows x 64 per rank, then the RSVD of rsvd_n x rsvd_n per rank.
 void gpu_weak_runs(Backend& b, Communicator& comm, index_t tsqr_rows, index_t rsvd_n) {
   const index_t n = 64, total = tsqr_rows * comm.size();
   const Matrix<float> a = my_rows(b, comm, total, n);
-  for (const bool tree : {true, false}) {
+  using Factorization = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
+  const std::pair<const char*, Factorization> factorizations[] = {
+      {"tsqr", distributed_tsqr}, {"cholesky-qr2", distributed_cholesky_qr2}, {"rand-cholesky-qr", distributed_rand_cholesky_qr}};
+  for (const auto& [name, factor] : factorizations) {
     DistributedQrResult t;
-    const auto [ms, share] = timed_with_share(
-        b, comm, [&] { t = tree ? distributed_tsqr(b, comm, a) : distributed_rand_cholesky_qr(b, comm, a); });
+    const auto [ms, share] = timed_with_share(b, comm, [&, factor = factor] { t = factor(b, comm, a, nullptr); });
     float r11 = 0;
     b.copy(MatrixView<const float>(t.R.view()).block(0, 0, 1, 1), MatrixView<float>(&r11, 1, 1, 1, MemorySpace::Host));
     if (comm.rank() == 0)
-      std::printf("gpu-weak %-17s %9ld x %-6ld ranks %d  %9.3f ms  %s  |r_11| %.6e\n",
-                  tree ? "tsqr" : "rand-cholesky-qr", static_cast<long>(total), static_cast<long>(n), comm.size(), ms,
-                  share.c_str(), std::fabs(r11));
+      std::printf("gpu-weak %-17s %9ld x %-6ld ranks %d  %9.3f ms  %s  |r_11| %.6e\n", name, static_cast<long>(total),
+                  static_cast<long>(n), comm.size(), ms, share.c_str(), std::fabs(r11));
+    print_phases(comm, name, t.report.phases);
   }
   rsvd_line(b, comm, my_rows(b, comm, rsvd_n * comm.size(), rsvd_n), rsvd_n * comm.size(), 256, 10, "gpu-weak");
 }

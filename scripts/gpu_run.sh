@@ -5,7 +5,8 @@
 # distributed: the distributed tests and bench_distributed under the bundled Open MPI (host ranks
 # 1-4; then 1 and 2 ranks sharing the GPU).
 # multigpu: one rank per GPU through NCCL (scripts/mpirun_gpus.sh, NVLink multicast off):
-# test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here, then
+# test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here and
+# its one-rank run on every GPU at once (independent jobs, no communication), then
 # gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that the GPUs hold
 # together and on the largest two hold, each at every rank count that holds it, and on one GPU at
 # the size one holds.
@@ -41,6 +42,15 @@ if [ "$what" = multigpu ]; then
     then echo "PASS test_distributed on $np GPUs"; else echo "FAIL test_distributed on $np GPUs"; status=1; tail -30 "$logs/test_distributed_gpus$np.log"; fi
   done
   for np in $counts; do scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-weak 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"; done
+  # The one-GPU run on every GPU at once, as independent jobs: what the machine's shared limits
+  # (power, host) cost with no communication at all, beside the weak-scaling runs.
+  for g in $(seq 0 $((gpus - 1))); do
+    CUDA_VISIBLE_DEVICES=$g NCCL_NVLS_ENABLE=0 mpirun -np 1 $bin/bench_distributed gpu-weak > "$logs/concurrent_gpu$g.txt" 2>&1 &
+  done
+  wait
+  for g in $(seq 0 $((gpus - 1))); do
+    sed "s/^/concurrent, GPU $g of $gpus: /" "$logs/concurrent_gpu$g.txt" | tee -a "$logs/bench_distributed_multigpu.txt"
+  done
   # A_i takes at most 70% of a GPU (the rest: the draws that form it and the RSVD's workspace).
   n=200000 k=256 usable=$((mib * 1048576 / 10 * 7))
   rows_fitting() { echo $(( $1 * usable / (4 * n) / 10000 * 10000 )); }

@@ -1,5 +1,5 @@
-// The distributed algorithms under mpirun (-np 1 to 4, the host's portable backend): TSQR, the
-// preconditioned CholeskyQR and RSVD of a matrix split unevenly over the ranks (one rank with fewer
+// The distributed algorithms under mpirun (-np 1 to 4, the host's portable backend): TSQR,
+// CholeskyQR2, the preconditioned CholeskyQR and RSVD of a matrix split unevenly over the ranks (one rank with fewer
 // rows than columns) against the single-process run on the whole matrix, and bad input that every rank must report, none hang on.
 // Every rank builds the same whole A from a seed and keeps its own rows; checks that need all rows
 // sum over the ranks, so no rank gathers A.
@@ -160,6 +160,59 @@ TEST(Distributed, PreconditionedCholeskyQrMatchesOneProcess) {
   }
 }
 
+// CholeskyQR2 over the ranks at cond(A) 12 and 5e5: A = Q R, Q orthonormal, R exactly upper
+// triangular, and Q equal to the single process's CholeskyQR2 on the whole A.
+TEST(Distributed, CholeskyQr2MatchesOneProcess) {
+  for (double decay : {0.8, 0.3}) {
+    const index_t m = 300, n = 12;
+    Split split(m, n, decay);
+    auto& [b, comm, a, r0, count, mine] = split;
+    const DistributedQrResult t = distributed_cholesky_qr2(*b, comm, MatrixView<const float>(mine.view()));
+    SCOPED_TRACE("decay " + std::to_string(decay));
+    const auto [residual, loss] = factor_errors(mine, t);
+    EXPECT_LT(residual, 1e-6);
+    EXPECT_LT(loss, 1e-5);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(t.R.data()[i + j * n], 0.0f);
+    Host whole = a;
+    orthonormalize(*b, whole.view(), Orthonormalizer::CholeskyQR2);
+    double worst = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(t.Q.data()[i + j * count] - whole(r0 + i, j))));
+    EXPECT_LT(worst, 1e-5);
+  }
+}
+
+// A rank-deficient A (its last column a copy of its first) breaks CholeskyQR2 down on every rank.
+// An A of rank one (every row the same), whose Y = A Omega then has rank one exactly, makes the
+// RSVD fall back to the tree TSQR on every rank, with the single process's singular values.
+TEST(Distributed, RankDeficientCholeskyQr2BreaksDownOnEveryRankAndTheRsvdFallsBack) {
+  const index_t m = 300, n = 12, k = 3;
+  Split split(m, n);
+  auto& [b, comm, a, r0, count, mine] = split;
+  for (index_t i = 0; i < count; ++i) mine(i, n - 1) = mine(i, 0);
+  bool broke = false;
+  try {
+    distributed_cholesky_qr2(*b, comm, MatrixView<const float>(mine.view()));
+  } catch (const NumericalBreakdown& e) {
+    broke = std::string(e.what()).find("distributed_cholesky_qr2") != std::string::npos;
+  }
+  EXPECT_TRUE(broke);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < m; ++i) a(i, j) = a(0, j);
+    for (index_t i = 0; i < count; ++i) mine(i, j) = a(0, j);
+  }
+  RsvdOptions o;
+  o.power_iterations = 0;
+  o.oversampling = 2;
+  o.error_probes = 0;
+  const DistributedRsvdResult d = distributed_rsvd(*b, comm, MatrixView<const float>(mine.view()), k, o);
+  const std::vector<std::string>& used = d.report.orthonormalizers;
+  EXPECT_NE(std::find(used.begin(), used.end(), "tsqr (distributed)"), used.end());
+  const RsvdResult whole = rsvd(*b, MatrixView<const float>(a.view()), k, o);
+  for (index_t i = 0; i < k; ++i) EXPECT_NEAR(d.S.data()[i], whole.S.data()[i], 1e-5 * whole.S.data()[0]);
+}
+
 /// A host copy of x (in b's memory).
 Host host_copy(Backend& b, const Matrix<float>& x) {
   Host h(x.rows(), x.cols());
@@ -262,13 +315,18 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
   const auto f = randnla::distributed_rsvd_fixed_accuracy(Kokkos::DefaultExecutionSpace(), comm, my_view, fixed);
   EXPECT_EQ(static_cast<index_t>(f.U.extent(0)), count);
   EXPECT_LE(f.report.relative_error_estimate, 0.3);
-  // The preconditioned CholeskyQR's R against TSQR's: the same factor up to the signs of its rows.
+  // The CholeskyQR variants' R against TSQR's: the same factor up to the signs of its rows.
   const auto c = randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_view);
   ASSERT_EQ(static_cast<index_t>(c.Q.extent(0)), count);
   auto rc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c.R);
   auto rt = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.R);
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i <= j; ++i) EXPECT_NEAR(std::fabs(rc(i, j)), std::fabs(rt(i, j)), 1e-4 * std::fabs(rt(0, 0)));
+  const auto c2 = randnla::distributed_cholesky_qr2(Kokkos::DefaultExecutionSpace(), comm, my_view);
+  ASSERT_EQ(static_cast<index_t>(c2.Q.extent(0)), count);
+  auto r2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c2.R);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i) EXPECT_NEAR(std::fabs(r2(i, j)), std::fabs(rt(i, j)), 1e-4 * std::fabs(rt(0, 0)));
 }
 
 // Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by

@@ -11,6 +11,7 @@
 
 #include "randnla/backend.hpp"
 #include "randnla/communicator.hpp"
+#include "randnla/report.hpp"
 #include "rsvd/rsvd.hpp"
 #include "tsqr/tsqr.hpp"
 
@@ -34,6 +35,7 @@ struct DistributedReport {
   int ranks = 1;
   int tree_levels = 0;     ///< levels of the reduction tree over the ranks (ceil(log2 P))
   double words_sent = 0;   ///< FP32 words this rank sent or took part in reducing (the cost model's count)
+  PhaseReport phases;      ///< this rank's wall time per phase (the QR factorisations' steps)
 };
 
 struct DistributedQrResult {
@@ -52,6 +54,20 @@ struct DistributedQrResult {
 /// rows or the total rows are fewer than n.
 DistributedQrResult distributed_tsqr(Backend& backend, Communicator& comm, MatrixView<const float> a,
                                        const MatrixAllocator& outputs = nullptr);
+
+/// A = Q R for A distributed by rows by CholeskyQR2 (Fukaya, Nakatsukasa, Yanagisawa & Yamamoto
+/// 2014; Yamamoto, Nakatsukasa, Yanagisawa & Fukaya 2015, Alg. 2) in FP64: each pass sums
+/// G = sum_i Y_i^T Y_i over the ranks (n^2 words), equilibrates it, factors it by Cholesky on every
+/// rank and forms Y_i := Y_i R^{-1} locally; two passes, no tree, so its time is nearly
+/// independent of the rank count. Orthogonality at FP32 level for cond(A) up to about 1e7 (the
+/// FP64 Gram matrix holds cond(A)^2 < 1/u); R = R2 R1, upper triangular, the same on every rank.
+/// Q equals the single process's orthonormalize(CholeskyQR2) on the whole A to rounding.
+/// Throws InvalidArgument on every rank when n differs between ranks, n < 1, a rank holds no rows
+/// or non-finite entries, or the total rows are fewer than n; NumericalBreakdown on every rank when
+/// a Gram matrix is not positive definite (A rank deficient or too ill-conditioned:
+/// distributed_rand_cholesky_qr or distributed_tsqr factor it).
+DistributedQrResult distributed_cholesky_qr2(Backend& backend, Communicator& comm, MatrixView<const float> a,
+                                             const MatrixAllocator& outputs = nullptr);
 
 /// A = Q R for A distributed by rows by the sketch-preconditioned CholeskyQR (Higgins, Szyld, Boman
 /// & Yamazaki, arXiv 2309.05868, Alg. 2; Garrison, Chen & Ipsen, arXiv 2606.18411): the sketch
@@ -79,10 +95,11 @@ struct DistributedRsvdResult {
 /// Rank-k randomized SVD of A distributed by rows (Halko, Martinsson & Tropp 2011, Alg. 4.4 and
 /// 5.1, as rsvd()): Omega (n x l, l = k + p) drawn on every rank from the seed with no
 /// communication (the same Omega as rsvd() draws), Y_i = A_i Omega local, Y orthonormalised by
-/// distributed_tsqr, A^T Q = sum_i A_i^T Q_i summed over the ranks (n l words), its small SVD on
+/// distributed_cholesky_qr2 (by distributed_tsqr where Y is too ill-conditioned for it, every rank
+/// together), A^T Q = sum_i A_i^T Q_i summed over the ranks (n l words), its small SVD on
 /// every rank, U_i = Q_i Uhat local; q power iterations the same way. Results equal rsvd() on
 /// the whole A to rounding (columns up to sign). Communication per rank: (q + 1) n l words for
-/// the sums plus (2q + 1) distributed TSQRs of l columns, O(l n + l^2 log P).
+/// the sums plus 2 l^2 per orthonormalisation of Y (q + 1 of them), O(l n) per rank, no tree.
 /// Throws InvalidArgument on every rank when ranks disagree on n, k, p, q or the seed, a rank
 /// holds no rows or non-finite entries, or k + p exceeds min(total rows, n).
 DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, MatrixView<const float> a, index_t k,

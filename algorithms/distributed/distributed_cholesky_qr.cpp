@@ -1,11 +1,15 @@
-// The sketch-preconditioned CholeskyQR over the ranks (distributed.hpp).
-#include <cmath>
+// The CholeskyQR factorisations over the ranks (distributed.hpp): CholeskyQR2 and the
+// sketch-preconditioned CholeskyQR, both one FP64 CholeskyQR pass at a time.
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "distributed.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/random_operator.hpp"
+#include "randnla/report.hpp"
 
 namespace randnla {
 namespace {
@@ -54,51 +58,106 @@ std::vector<double> upper_times(const std::vector<double>& x, const std::vector<
   return z;
 }
 
+/// One CholeskyQR pass over the ranks, in FP64: G = sum_i Y_i^T Y_i summed (n^2 words; the same G
+/// on every rank, so a breakdown is every rank's), equilibrated, D G D = R'^T R', and Y_i :=
+/// Y_i D R'^{-1}. Returns R = R' D^{-1} (upper triangular, on the host; Y_old = Y_new R). Throws
+/// NumericalBreakdown, naming `who`, on every rank when G is not positive definite.
+std::vector<double> cholesky_pass(Backend& b, Communicator& comm, Matrix<double>& y, DistributedReport& rep,
+                                  const std::string& who) {
+  const index_t n = y.cols();
+  Matrix<double> g(b, n, n, "G"), d(b, n, 1, "D"), rinv(b, n, n, "R^-1");
+  b.product(Op::T, Op::N, 1.0, y, y, 0.0, g);
+  comm.allreduce_sum(b, g.view());
+  rep.words_sent += static_cast<double>(n * n);
+  b.ops<CholeskyQrOps>().equilibrate(g.view(), d.view());
+  if (b.cholesky(g.view()) != 0)
+    throw NumericalBreakdown(who + ": the Gram matrix summed over the ranks is not positive definite (A is rank "
+                                   "deficient or too ill-conditioned); distributed_tsqr factors it");
+  b.scale(0.0, rinv.view());
+  b.add_to_diagonal(rinv.view(), 1.0);
+  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv.view());
+  b.scale_rows(d, rinv.view());  // R^{-1} = D R'^{-1}
+  Matrix<double> q(b, y.rows(), n, "Q_i");
+  b.product(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
+  y = std::move(q);
+  std::vector<double> r = upper_on_host(b, g), dh(static_cast<std::size_t>(n));
+  b.copy(MatrixView<const double>(d), MatrixView<double>(dh.data(), n, 1, n, MemorySpace::Host));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i <= j; ++i) r[static_cast<std::size_t>(i + j * n)] /= dh[static_cast<std::size_t>(j)];
+  return r;
+}
+
+/// The checks both CholeskyQR variants make, every rank together; returns this rank's first row
+/// and the total rows.
+std::pair<std::int64_t, std::int64_t> require_cholesky_qr_arguments(Backend& b, Communicator& comm,
+                                                                    MatrixView<const float> a) {
+  const std::vector<std::int64_t> rows = require_distributed_qr_arguments(comm, a);
+  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
+  require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
+  require_space(a, b.memory_space(), "A");
+  std::int64_t total = 0, offset = 0;
+  for (int r = 0; r < comm.size(); ++r) total += rows[r], offset += r < comm.rank() ? rows[r] : 0;
+  return {offset, total};
+}
+
+/// Q (made by `out`, FP32) and R (FP32, the same on every rank) from the FP64 Q_i and R.
+void write_factors(Backend& b, MatrixView<const double> q, const std::vector<double>& r, const MatrixAllocator& out,
+                   DistributedQrResult& res) {
+  const index_t n = q.cols();
+  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  res.Q = outputs(q.rows(), n, "Q");
+  b.convert(q, res.Q.view());
+  const std::vector<float> r32(r.begin(), r.end());
+  res.R = outputs(n, n, "R");
+  b.copy(MatrixView<const float>(r32.data(), n, n, n, MemorySpace::Host), res.R.view());
+}
+
 }  // namespace
 
 DistributedQrResult distributed_rand_cholesky_qr(Backend& b, Communicator& comm, MatrixView<const float> a,
                                                  const MatrixAllocator& out) {
-  const index_t m = a.rows(), n = a.cols();
-  const std::vector<std::int64_t> rows = require_distributed_qr_arguments(comm, a);
-  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
-  require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
-  std::int64_t total = 0, offset = 0;
-  for (int r = 0; r < comm.size(); ++r) total += rows[r], offset += r < comm.rank() ? rows[r] : 0;
-  require_space(a, b.memory_space(), "A");
-
+  const auto [offset, total] = require_cholesky_qr_arguments(b, comm, a);
   DistributedQrResult res;
   res.report.transport = comm.transport();
   res.report.ranks = comm.size();
+  Stopwatch clock(b, &res.report.phases);
   const Matrix<double> r0 = sketch_r(b, comm, a, offset, total, res.report);
+  clock.lap("sketch and its R0");
   // Z_i = A_i R0^{-1}: well conditioned over all ranks (the sketch embeds range(A) with distortion O(1)).
-  Matrix<double> z(b, m, n, "Z_i"), g(b, n, n, "G"), d(b, n, 1, "D"), rinv(b, n, n, "R^-1");
+  Matrix<double> z(b, a.rows(), a.cols(), "Z_i");
   b.convert(a, z.view());
   b.triangular_solve(Side::Right, Op::N, 1.0, r0, z.view());
-  b.product(Op::T, Op::N, 1.0, z, z, 0.0, g);
-  comm.allreduce_sum(b, g.view());  // the same G on every rank: a breakdown is every rank's
-  res.report.words_sent += static_cast<double>(n * n);
-  b.ops<CholeskyQrOps>().equilibrate(g.view(), d.view());
-  if (b.cholesky(g.view()) != 0)
-    throw NumericalBreakdown("distributed_rand_cholesky_qr: the preconditioned Gram matrix is not positive definite "
-                             "(A is rank deficient or too ill-conditioned for the sketch); use distributed_tsqr");
-  b.scale(0.0, rinv.view());
-  b.add_to_diagonal(rinv.view(), 1.0);
-  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv.view());
-  b.scale_rows(d, rinv.view());  // R^{-1} = D R'^{-1}, R'^T R' = D G D
-  Matrix<double> q(b, m, n, "Q_i");
-  b.product(Op::N, Op::N, 1.0, z, rinv, 0.0, q);
-  const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  res.Q = outputs(m, n, "Q");
-  b.convert(q, res.Q.view());
-  // R = R' D^{-1} R0 (upper triangular): A = Z R0 = Q R' D^{-1} R0.
-  std::vector<double> rp = upper_on_host(b, g), dh(static_cast<std::size_t>(n));
-  b.copy(MatrixView<const double>(d), MatrixView<double>(dh.data(), n, 1, n, MemorySpace::Host));
-  for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i <= j; ++i) rp[static_cast<std::size_t>(i + j * n)] /= dh[static_cast<std::size_t>(j)];
-  const std::vector<double> r = upper_times(rp, upper_on_host(b, r0), n);
-  std::vector<float> r32(r.begin(), r.end());
-  res.R = outputs(n, n, "R");
-  b.copy(MatrixView<const float>(r32.data(), n, n, n, MemorySpace::Host), res.R.view());
+  clock.lap("Z = A R0^-1");
+  const std::vector<double> r1 = cholesky_pass(b, comm, z, res.report, "distributed_rand_cholesky_qr");
+  clock.lap("CholeskyQR pass");
+  write_factors(b, z, upper_times(r1, upper_on_host(b, r0), a.cols()), out, res);  // A = Z R0 = Q R1 R0
+  clock.lap("Q and R");
+  return res;
+}
+
+DistributedQrResult distributed_cholesky_qr2(Backend& b, Communicator& comm, MatrixView<const float> a,
+                                             const MatrixAllocator& out) {
+  require_cholesky_qr_arguments(b, comm, a);
+  DistributedQrResult res;
+  res.report.transport = comm.transport();
+  res.report.ranks = comm.size();
+  Stopwatch clock(b, &res.report.phases);
+  Matrix<double> y(b, a.rows(), a.cols(), "Y_i");
+  b.convert(a, y.view());
+  const std::vector<double> r1 = cholesky_pass(b, comm, y, res.report, "distributed_cholesky_qr2");
+  clock.lap("CholeskyQR pass");
+  const std::vector<double> r2 = cholesky_pass(b, comm, y, res.report, "distributed_cholesky_qr2");
+  clock.lap("CholeskyQR pass");
+  // As orthonormalize()'s CholeskyQR: an orthonormal Q has ||Q||_F^2 = n; a Cholesky factor that
+  // passed on a numerically singular G leaves a far larger one.
+  const double norm = b.frobenius_norm(y);
+  double squares = norm * norm;
+  comm.allreduce_sum(b, MatrixView<double>(&squares, 1, 1, 1, MemorySpace::Host));
+  if (!(squares <= 4.0 * static_cast<double>(a.cols())))
+    throw NumericalBreakdown("distributed_cholesky_qr2: ||Q||_F^2 = " + std::to_string(squares) + " for " +
+                             std::to_string(a.cols()) + " columns (A too ill-conditioned); distributed_tsqr factors it");
+  write_factors(b, y, upper_times(r2, r1, a.cols()), out, res);  // A = Q1 R1 = Q R2 R1
+  clock.lap("Q and R");
   return res;
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "common/checks.hpp"
 #include "common/precision_policy.hpp"
@@ -28,12 +29,23 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
           "must be gaussian for the distributed RSVD");
 }
 
-/// Q_i := this rank's rows of the orthonormal basis of Y (distributed_tsqr), written over Y_i.
-void orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
-  DistributedQrResult t = distributed_tsqr(b, comm, y);
+/// Q_i := this rank's rows of the orthonormal basis of Y, written over Y_i: CholeskyQR2 over the
+/// ranks (two sums of l^2 words, no tree: rsvd()'s CholeskyQR in FP64), or the tree TSQR where Y
+/// is too ill-conditioned for it (every rank sees the same Gram matrix, so every rank breaks down
+/// together and none waits). Returns the name of the one that ran.
+std::string orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
+  DistributedQrResult t;
+  std::string name = "cholesky-qr2 (distributed)";
+  try {
+    t = distributed_cholesky_qr2(b, comm, y);
+  } catch (const NumericalBreakdown&) {
+    t = distributed_tsqr(b, comm, y);
+    name = "tsqr (distributed)";
+  }
   rep.words_sent += t.report.words_sent;
-  rep.tree_levels = t.report.tree_levels;
+  rep.tree_levels = std::max(rep.tree_levels, t.report.tree_levels);
   y = std::move(t.Q);
+  return name;
 }
 
 /// Z := A^T Q = sum over the ranks of A_i^T Q_i (n x l on every rank).
@@ -87,8 +99,7 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
     prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
     clock.lap("projection");
   }
-  orthonormalize_rows(b, comm, y, res.distribution);
-  rep.orthonormalizers.push_back("tsqr (distributed)");
+  rep.orthonormalizers.push_back(orthonormalize_rows(b, comm, y, res.distribution));
   clock.lap("orthonormalisation");
   const Matrix<float> bt = transpose_times(b, comm, prod, a, y, res.distribution);  // B^T = A^T Q
   clock.lap("Q^T A");
@@ -176,11 +187,12 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
       prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
     }
     clock.lap("projection");
+    std::string used;
     for (int pass = 0; pass < 2; ++pass) {  // block Gram-Schmidt against Q, twice is enough
       if (rank > 0) project_out(b, comm, MatrixView<const float>(q.view()).block(0, 0, m, rank), y, res.distribution);
-      orthonormalize_rows(b, comm, y, res.distribution);
+      used = orthonormalize_rows(b, comm, y, res.distribution);
     }
-    rep.orthonormalizers.push_back("tsqr (distributed)");
+    rep.orthonormalizers.push_back(used);
     clock.lap("orthonormalisation");
     const Matrix<float> bi = transpose_times(b, comm, prod, a, y, res.distribution);  // B_i^T = A^T Q_new
     b.copy(bi.view(), bt.view().block(0, rank, n, bs));

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "distributed.hpp"
+#include "randnla/report.hpp"
 
 namespace randnla {
 namespace {
@@ -75,10 +76,14 @@ DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<
   Matrix<float> padded(b, rows, n, "A_i");
   b.scale(0.0f, padded.view());
   b.copy(a, padded.view().block(0, 0, m, n));
+  Stopwatch clock(b, &res.report.phases);
   TsqrResult local = tsqr(b, padded);
+  clock.lap("local tsqr");
   std::vector<Merge> merges;
   const int parent = up_the_tree(b, comm, local.R, merges, res.report);
+  clock.lap("up the tree");
   const Matrix<float> c = down_the_tree(b, comm, parent, n, merges, res.report);
+  clock.lap("down the tree");
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
   res.Q = outputs(m, n, "Q");
   b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(local.Q.view()).block(0, 0, m, n), c, 0.0f, res.Q,
@@ -87,6 +92,7 @@ DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<
   b.copy(local.R.view(), res.R.view());
   comm.broadcast(b, res.R.view(), 0);
   res.report.words_sent += static_cast<double>(n * n);
+  clock.lap("Q_i = Q_local C, R broadcast");
   return res;
 }
 
