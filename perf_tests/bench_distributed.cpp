@@ -171,7 +171,7 @@ void tsqr_run(Backend& b, Communicator& comm, index_t total, index_t n) {
                 static_cast<long>(n), comm.size(), ms, std::fabs(r[0]), std::fabs(r.back()));
 }
 
-/// One GPU per rank, rows per rank fixed: the tree TSQR, CholeskyQR2 and the preconditioned
+/// One GPU per rank, rows per rank fixed: the direct TSQR, CholeskyQR2 and the preconditioned
 /// CholeskyQR of tsqr_rows x 64 per rank, then the RSVD of rsvd_n x rsvd_n per rank.
 void gpu_weak_runs(Backend& b, Communicator& comm, index_t tsqr_rows, index_t rsvd_n) {
   const index_t n = 64, total = tsqr_rows * comm.size();

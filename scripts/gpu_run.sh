@@ -43,9 +43,10 @@ if [ "$what" = multigpu ]; then
   done
   for np in $counts; do scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-weak 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"; done
   # The one-GPU run on every GPU at once, as independent jobs: what the machine's shared limits
-  # (power, host) cost with no communication at all, beside the weak-scaling runs.
+  # (power, host) cost with no communication at all, beside the weak-scaling runs. Unbound: Open MPI
+  # binds a lone rank to core 0, so the jobs would share one core.
   for g in $(seq 0 $((gpus - 1))); do
-    CUDA_VISIBLE_DEVICES=$g NCCL_NVLS_ENABLE=0 mpirun -np 1 $bin/bench_distributed gpu-weak > "$logs/concurrent_gpu$g.txt" 2>&1 &
+    CUDA_VISIBLE_DEVICES=$g NCCL_NVLS_ENABLE=0 mpirun --bind-to none -np 1 $bin/bench_distributed gpu-weak > "$logs/concurrent_gpu$g.txt" 2>&1 &
   done
   wait
   for g in $(seq 0 $((gpus - 1))); do

@@ -185,7 +185,7 @@ TEST(Distributed, CholeskyQr2MatchesOneProcess) {
 
 // A rank-deficient A (its last column a copy of its first) breaks CholeskyQR2 down on every rank.
 // An A of rank one (every row the same), whose Y = A Omega then has rank one exactly, makes the
-// RSVD fall back to the tree TSQR on every rank, with the single process's singular values.
+// RSVD fall back to the direct TSQR on every rank, with the single process's singular values.
 TEST(Distributed, RankDeficientCholeskyQr2BreaksDownOnEveryRankAndTheRsvdFallsBack) {
   const index_t m = 300, n = 12, k = 3;
   Split split(m, n);

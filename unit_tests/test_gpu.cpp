@@ -1193,12 +1193,10 @@ class SingleRank final : public Communicator {
   void sum(float*, std::size_t) override {}
   void sum(double*, std::size_t) override {}
   void broadcast(float*, std::size_t, int) override {}
-  void send(const float*, std::size_t, int) override { throw DeviceError("one rank sends to no other"); }
-  void receive(float*, std::size_t, int) override { throw DeviceError("one rank receives from no other"); }
   void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) override { std::copy(mine, mine + n, all); }
 };
 
-// The distributed RSVD, TSQR and preconditioned CholeskyQR on device data (one rank: the device buffers take the host-staged
+// The distributed RSVD, TSQR, CholeskyQR2 and preconditioned CholeskyQR on device data (one rank: the device buffers take the host-staged
 // path of every collective) equal the one-process runs on the device.
 TEST(Gpu, DistributedAlgorithmsOnDeviceData) {
   RANDNLA_REQUIRE_GPU();
@@ -1221,16 +1219,21 @@ TEST(Gpu, DistributedAlgorithmsOnDeviceData) {
   const MatrixView<const float> panel = MatrixView<const float>(da.view()).block(0, 0, 3000, 64);
   const DistributedQrResult t = distributed_tsqr(*dev, comm, panel);
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, t.Q).cview()), 1e-5);
-  // The preconditioned CholeskyQR: the Q of the one-process orthonormaliser, to rounding.
-  const DistributedQrResult c = distributed_rand_cholesky_qr(*dev, comm, panel);
-  Matrix<float> one(*dev, 3000, 64);
-  dev->copy(panel, one.view());
-  orthonormalize(*dev, one.view(), Orthonormalizer::RandCholeskyQR);
-  const auto cq = test::to_host(*dev, c.Q), oq = test::to_host(*dev, one);
-  EXPECT_LT(test::orthogonality_loss(cq.cview()), 1e-5);
-  double worst = 0;
-  for (std::size_t i = 0; i < cq.data.size(); ++i) worst = std::max(worst, double(std::fabs(cq.data[i] - oq.data[i])));
-  EXPECT_LT(worst, 1e-5);
+  // The CholeskyQR variants: the Q of the one-process orthonormaliser, to rounding.
+  const std::pair<Orthonormalizer, DistributedQrResult> variants[] = {
+      {Orthonormalizer::RandCholeskyQR, distributed_rand_cholesky_qr(*dev, comm, panel)},
+      {Orthonormalizer::CholeskyQR2, distributed_cholesky_qr2(*dev, comm, panel)}};
+  for (const auto& [method, c] : variants) {
+    SCOPED_TRACE(to_string(method));
+    Matrix<float> one(*dev, 3000, 64);
+    dev->copy(panel, one.view());
+    orthonormalize(*dev, one.view(), method);
+    const auto cq = test::to_host(*dev, c.Q), oq = test::to_host(*dev, one);
+    EXPECT_LT(test::orthogonality_loss(cq.cview()), 1e-5);
+    double worst = 0;
+    for (std::size_t i = 0; i < cq.data.size(); ++i) worst = std::max(worst, double(std::fabs(cq.data[i] - oq.data[i])));
+    EXPECT_LT(worst, 1e-5);
+  }
 }
 
 // RP-HOSVD on the device: with FP32 sketches every variant's approximation equals the host's to

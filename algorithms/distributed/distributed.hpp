@@ -33,7 +33,6 @@ std::vector<std::int64_t> require_distributed_qr_arguments(Communicator& comm, M
 struct DistributedReport {
   std::string transport;   ///< Communicator::transport()
   int ranks = 1;
-  int tree_levels = 0;     ///< levels of the reduction tree over the ranks (ceil(log2 P))
   double words_sent = 0;   ///< FP32 words this rank sent or took part in reducing (the cost model's count)
   PhaseReport phases;      ///< this rank's wall time per phase (the QR factorisations' steps)
 };
@@ -45,11 +44,14 @@ struct DistributedQrResult {
 };
 
 /// A = Q R for A distributed by rows (this rank's m_i x n rows, FP32, LayoutLeft, the backend's
-/// memory): each rank's rows by tsqr(), then the ranks' R factors up a binary tree (ranks r and
-/// r + 2^s stack their R, rank r factors the 2n x n stack), R broadcast from rank 0, and Q's
-/// rows formed by products back down the tree (Demmel, Grigori, Hoemmen & Langou 2012, Alg. for
-/// parallel TSQR). Communication per rank: at most 2 n^2 words per tree level plus the broadcast,
-/// O(n^2 log P). A rank may hold fewer rows than n (its rows are padded with zero rows).
+/// memory) by the direct TSQR (Benson, Gleich & Demmel 2013, "Direct QR factorizations for
+/// tall-and-skinny matrices in MapReduce architectures", Alg. Direct TSQR; the one-level case of
+/// Demmel, Grigori, Hoemmen & Langou 2012): each rank's rows by tsqr(), every rank's R stacked
+/// ((P n) x n) on every rank by one sum, that stack factored by tsqr() on every rank, and
+/// Q_i = Q_local times this rank's n x n block of the stack's Q; R broadcast from rank 0, so it is
+/// the same on every rank. Any conditioning (Householder throughout). Communication per rank:
+/// P n^2 words in one sum plus n^2 in the broadcast, two steps whatever P. A rank may hold fewer
+/// rows than n (its rows are padded with zero rows).
 /// Throws InvalidArgument on every rank when n differs between ranks, n < 1, a rank holds no
 /// rows or the total rows are fewer than n.
 DistributedQrResult distributed_tsqr(Backend& backend, Communicator& comm, MatrixView<const float> a,

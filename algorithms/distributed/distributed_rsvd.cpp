@@ -30,7 +30,7 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
 }
 
 /// Q_i := this rank's rows of the orthonormal basis of Y, written over Y_i: CholeskyQR2 over the
-/// ranks (two sums of l^2 words, no tree: rsvd()'s CholeskyQR in FP64), or the tree TSQR where Y
+/// ranks (two sums of l^2 words: rsvd()'s CholeskyQR in FP64), or the direct TSQR where Y
 /// is too ill-conditioned for it (every rank sees the same Gram matrix, so every rank breaks down
 /// together and none waits). Returns the name of the one that ran.
 std::string orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
@@ -43,7 +43,6 @@ std::string orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y
     name = "tsqr (distributed)";
   }
   rep.words_sent += t.report.words_sent;
-  rep.tree_levels = std::max(rep.tree_levels, t.report.tree_levels);
   y = std::move(t.Q);
   return name;
 }

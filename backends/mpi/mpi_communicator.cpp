@@ -24,8 +24,6 @@ void in_pieces(std::size_t n, F&& f) {
   }
 }
 
-constexpr int kTag = 0x5a5d;
-
 }  // namespace
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
@@ -57,18 +55,6 @@ void MpiCommunicator::sum(double* x, std::size_t n) {
 
 void MpiCommunicator::broadcast(float* x, std::size_t n, int root) {
   in_pieces(n, [&](std::size_t at, int count) { check(MPI_Bcast(x + at, count, MPI_FLOAT, root, comm_), "MPI_Bcast"); });
-}
-
-void MpiCommunicator::send(const float* x, std::size_t n, int to) {
-  in_pieces(n, [&](std::size_t at, int count) {
-    check(MPI_Send(x + at, count, MPI_FLOAT, to, kTag, comm_), "MPI_Send");
-  });
-}
-
-void MpiCommunicator::receive(float* x, std::size_t n, int from) {
-  in_pieces(n, [&](std::size_t at, int count) {
-    check(MPI_Recv(x + at, count, MPI_FLOAT, from, kTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
-  });
 }
 
 void MpiCommunicator::allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) {

@@ -24,8 +24,6 @@ class MpiCommunicator final : public Communicator {
   void sum(float* x, std::size_t n) override;
   void sum(double* x, std::size_t n) override;
   void broadcast(float* x, std::size_t n, int root) override;
-  void send(const float* x, std::size_t n, int to) override;
-  void receive(float* x, std::size_t n, int from) override;
   void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) override;
 
  private:

@@ -36,12 +36,6 @@ class NcclTransport final : public DeviceTransport {
   void broadcast(Backend& b, float* x, std::size_t n, int root) override {
     check(ncclBroadcast(x, x, n, ncclFloat32, root, comm_, stream_of(b)), "ncclBroadcast");
   }
-  void send(Backend& b, const float* x, std::size_t n, int to) override {
-    check(ncclSend(x, n, ncclFloat32, to, comm_, stream_of(b)), "ncclSend");
-  }
-  void receive(Backend& b, float* x, std::size_t n, int from) override {
-    check(ncclRecv(x, n, ncclFloat32, from, comm_, stream_of(b)), "ncclRecv");
-  }
 
  private:
   ncclComm_t comm_;

@@ -26,8 +26,6 @@ class DeviceTransport {
   virtual void sum(Backend& b, float* x, std::size_t n) = 0;
   virtual void sum(Backend& b, double* x, std::size_t n) = 0;
   virtual void broadcast(Backend& b, float* x, std::size_t n, int root) = 0;
-  virtual void send(Backend& b, const float* x, std::size_t n, int to) = 0;
-  virtual void receive(Backend& b, float* x, std::size_t n, int from) = 0;
 };
 
 class Communicator {
@@ -77,16 +75,6 @@ class Communicator {
             [&](float* h, std::size_t n) { broadcast(h, n, root); });
     });
   }
-  /// Point to point, for the reduction trees: X (same shape on both ranks) from this rank to `to`.
-  void send(Backend& b, MatrixView<const float> x, int to) {
-    timed(b, [&] { send_packed(b, x, to); });
-  }
-  void receive(Backend& b, MatrixView<float> x, int from) {
-    timed(b, [&] {
-      route(b, x, [&](float* d, std::size_t n) { device_->receive(b, d, n, from); },
-            [&](float* h, std::size_t n) { receive(h, n, from); });
-    });
-  }
   /// Every rank's `mine` (the same count on every rank), rank by rank.
   std::vector<std::int64_t> allgather(const std::vector<std::int64_t>& mine);
 
@@ -95,8 +83,6 @@ class Communicator {
   virtual void sum(float* x, std::size_t n) = 0;
   virtual void sum(double* x, std::size_t n) = 0;
   virtual void broadcast(float* x, std::size_t n, int root) = 0;
-  virtual void send(const float* x, std::size_t n, int to) = 0;
-  virtual void receive(float* x, std::size_t n, int from) = 0;
   virtual void allgather(const std::int64_t* mine, std::size_t n, std::int64_t* all) = 0;
 
  private:
@@ -109,8 +95,6 @@ class Communicator {
     b.synchronize();
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-
-  void send_packed(Backend& b, MatrixView<const float> x, int to);
 
   /// Runs `on_device` on X packed in device memory when X is device memory and a device transport
   /// is attached (the choice depends on neither X's layout nor the rank, so every rank takes the
@@ -138,19 +122,6 @@ class Communicator {
   bool timed_ = false;
   double seconds_ = 0;
 };
-
-inline void Communicator::send_packed(Backend& b, MatrixView<const float> x, int to) {
-  const std::size_t n = static_cast<std::size_t>(x.rows() * x.cols());
-  if (device_ && x.space() == MemorySpace::Device) {
-    if (x.ld() == x.rows() || x.cols() <= 1) return device_->send(b, x.data(), n, to);
-    Matrix<float> packed(b, x.rows(), x.cols(), "packed");
-    b.copy(x, packed.view());
-    return device_->send(b, packed.data(), n, to);
-  }
-  std::vector<float> h(n);
-  b.copy(x, MatrixView<float>(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host));
-  send(h.data(), h.size(), to);
-}
 
 inline std::vector<std::int64_t> Communicator::allgather(const std::vector<std::int64_t>& mine) {
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(size()));
