@@ -5,7 +5,7 @@
 # distributed: the distributed tests and bench_distributed under the bundled Open MPI (host ranks
 # 1-4; then 1 and 2 ranks sharing the GPU).
 # multigpu: one rank per GPU through NCCL (scripts/mpirun_gpus.sh, NVLink multicast off):
-# test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here and
+# test_distributed and bench_distributed gpu-weak at 1, 2, 4 and 8 ranks up to the GPUs here (twice) and
 # its one-rank run on every GPU at once (independent jobs, no communication), then
 # gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that the GPUs hold
 # together and on the largest two hold, each at every rank count that holds it, and on one GPU at
@@ -41,7 +41,9 @@ if [ "$what" = multigpu ]; then
     if scripts/mpirun_gpus.sh $np $bin/test_distributed --gtest_brief=1 > "$logs/test_distributed_gpus$np.log" 2>&1
     then echo "PASS test_distributed on $np GPUs"; else echo "FAIL test_distributed on $np GPUs"; status=1; tail -30 "$logs/test_distributed_gpus$np.log"; fi
   done
-  for np in $counts; do scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-weak 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"; done
+  for round in 1 2; do  # twice, to show the run-to-run spread beside the scaling
+    for np in $counts; do scripts/mpirun_gpus.sh $np $bin/bench_distributed gpu-weak 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"; done
+  done
   # The one-GPU run on every GPU at once, as independent jobs: what the machine's shared limits
   # (power, host) cost with no communication at all, beside the weak-scaling runs. Unbound: Open MPI
   # binds a lone rank to core 0, so the jobs would share one core.

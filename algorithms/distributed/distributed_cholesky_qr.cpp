@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "distributed.hpp"
+#include "distributed/cholesky_qr2_rows.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/random_operator.hpp"
@@ -58,33 +59,63 @@ std::vector<double> upper_times(const std::vector<double>& x, const std::vector<
   return z;
 }
 
+/// A pass's factor, in the backend's memory: R' upper triangular (the Cholesky factor of D G D)
+/// and the equilibration D, so that the pass's R = R' D^{-1}.
+struct PassFactor {
+  Matrix<double> r, d;
+};
+
 /// One CholeskyQR pass over the ranks, in FP64: G = sum_i Y_i^T Y_i summed (n^2 words; the same G
 /// on every rank, so a breakdown is every rank's), equilibrated, D G D = R'^T R', and Y_i :=
-/// Y_i D R'^{-1}. Returns R = R' D^{-1} (upper triangular, on the host; Y_old = Y_new R). Throws
-/// NumericalBreakdown, naming `who`, on every rank when G is not positive definite.
-std::vector<double> cholesky_pass(Backend& b, Communicator& comm, Matrix<double>& y, DistributedReport& rep,
-                                  const std::string& who) {
+/// Y_i D R'^{-1}. Throws NumericalBreakdown, naming `who`, on every rank when G is not positive
+/// definite. One wait for the device (the Cholesky factorisation's status).
+PassFactor cholesky_pass(Backend& b, Communicator& comm, Matrix<double>& y, DistributedReport& rep,
+                         const std::string& who) {
   const index_t n = y.cols();
-  Matrix<double> g(b, n, n, "G"), d(b, n, 1, "D"), rinv(b, n, n, "R^-1");
-  b.product(Op::T, Op::N, 1.0, y, y, 0.0, g);
-  comm.allreduce_sum(b, g.view());
+  PassFactor f{Matrix<double>(b, n, n, "G"), Matrix<double>(b, n, 1, "D")};
+  b.product(Op::T, Op::N, 1.0, y, y, 0.0, f.r);
+  comm.allreduce_sum(b, f.r.view());
   rep.words_sent += static_cast<double>(n * n);
-  b.ops<CholeskyQrOps>().equilibrate(g.view(), d.view());
-  if (b.cholesky(g.view()) != 0)
+  b.ops<CholeskyQrOps>().equilibrate(f.r.view(), f.d.view());
+  if (b.cholesky(f.r.view()) != 0)
     throw NumericalBreakdown(who + ": the Gram matrix summed over the ranks is not positive definite (A is rank "
                                    "deficient or too ill-conditioned); distributed_tsqr factors it");
+  Matrix<double> rinv(b, n, n, "R^-1");
   b.scale(0.0, rinv.view());
   b.add_to_diagonal(rinv.view(), 1.0);
-  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv.view());
-  b.scale_rows(d, rinv.view());  // R^{-1} = D R'^{-1}
+  b.triangular_solve(Side::Left, Op::N, 1.0, f.r, rinv.view());
+  b.scale_rows(f.d, rinv.view());  // R^{-1} = D R'^{-1}
   Matrix<double> q(b, y.rows(), n, "Q_i");
   b.product(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
   y = std::move(q);
-  std::vector<double> r = upper_on_host(b, g), dh(static_cast<std::size_t>(n));
-  b.copy(MatrixView<const double>(d), MatrixView<double>(dh.data(), n, 1, n, MemorySpace::Host));
+  return f;
+}
+
+/// A pass's R = R' D^{-1} on the host (upper triangular, Y_before = Y_after R).
+std::vector<double> r_of(Backend& b, const PassFactor& f) {
+  const index_t n = f.d.rows();
+  std::vector<double> r = upper_on_host(b, f.r), d(static_cast<std::size_t>(n));
+  b.copy(MatrixView<const double>(f.d), MatrixView<double>(d.data(), n, 1, n, MemorySpace::Host));
   for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i <= j; ++i) r[static_cast<std::size_t>(i + j * n)] /= dh[static_cast<std::size_t>(j)];
+    for (index_t i = 0; i <= j; ++i) r[static_cast<std::size_t>(i + j * n)] /= d[static_cast<std::size_t>(j)];
   return r;
+}
+
+/// CholeskyQR2's two passes on Y (FP64, this rank's rows), then the check orthonormalize()'s
+/// CholeskyQR makes: an orthonormal Q has ||Q||_F^2 = n, and a Cholesky factorisation that passed
+/// on a numerically singular G leaves a far larger one. Throws NumericalBreakdown on every rank.
+std::pair<PassFactor, PassFactor> cholesky_qr2_passes(Backend& b, Communicator& comm, Matrix<double>& y,
+                                                      DistributedReport& rep) {
+  const std::string who = "distributed_cholesky_qr2";
+  PassFactor first = cholesky_pass(b, comm, y, rep, who);
+  PassFactor second = cholesky_pass(b, comm, y, rep, who);
+  const double norm = b.frobenius_norm(y);
+  double squares = norm * norm;
+  comm.allreduce_sum(b, MatrixView<double>(&squares, 1, 1, 1, MemorySpace::Host));
+  if (!(squares <= 4.0 * static_cast<double>(y.cols())))
+    throw NumericalBreakdown(who + ": ||Q||_F^2 = " + std::to_string(squares) + " for " + std::to_string(y.cols()) +
+                             " columns (A too ill-conditioned); distributed_tsqr factors it");
+  return {std::move(first), std::move(second)};
 }
 
 /// The checks both CholeskyQR variants make, every rank together; returns this rank's first row
@@ -128,9 +159,9 @@ DistributedQrResult distributed_rand_cholesky_qr(Backend& b, Communicator& comm,
   b.convert(a, z.view());
   b.triangular_solve(Side::Right, Op::N, 1.0, r0, z.view());
   clock.lap("Z = A R0^-1");
-  const std::vector<double> r1 = cholesky_pass(b, comm, z, res.report, "distributed_rand_cholesky_qr");
+  const PassFactor pass = cholesky_pass(b, comm, z, res.report, "distributed_rand_cholesky_qr");
   clock.lap("CholeskyQR pass");
-  write_factors(b, z, upper_times(r1, upper_on_host(b, r0), a.cols()), out, res);  // A = Z R0 = Q R1 R0
+  write_factors(b, z, upper_times(r_of(b, pass), upper_on_host(b, r0), a.cols()), out, res);  // A = Z R0 = Q R1 R0
   clock.lap("Q and R");
   return res;
 }
@@ -144,21 +175,18 @@ DistributedQrResult distributed_cholesky_qr2(Backend& b, Communicator& comm, Mat
   Stopwatch clock(b, &res.report.phases);
   Matrix<double> y(b, a.rows(), a.cols(), "Y_i");
   b.convert(a, y.view());
-  const std::vector<double> r1 = cholesky_pass(b, comm, y, res.report, "distributed_cholesky_qr2");
-  clock.lap("CholeskyQR pass");
-  const std::vector<double> r2 = cholesky_pass(b, comm, y, res.report, "distributed_cholesky_qr2");
-  clock.lap("CholeskyQR pass");
-  // As orthonormalize()'s CholeskyQR: an orthonormal Q has ||Q||_F^2 = n; a Cholesky factor that
-  // passed on a numerically singular G leaves a far larger one.
-  const double norm = b.frobenius_norm(y);
-  double squares = norm * norm;
-  comm.allreduce_sum(b, MatrixView<double>(&squares, 1, 1, 1, MemorySpace::Host));
-  if (!(squares <= 4.0 * static_cast<double>(a.cols())))
-    throw NumericalBreakdown("distributed_cholesky_qr2: ||Q||_F^2 = " + std::to_string(squares) + " for " +
-                             std::to_string(a.cols()) + " columns (A too ill-conditioned); distributed_tsqr factors it");
-  write_factors(b, y, upper_times(r2, r1, a.cols()), out, res);  // A = Q1 R1 = Q R2 R1
+  const auto [first, second] = cholesky_qr2_passes(b, comm, y, res.report);
+  clock.lap("CholeskyQR passes");
+  write_factors(b, y, upper_times(r_of(b, second), r_of(b, first), a.cols()), out, res);  // A = Q1 R1 = Q R2 R1
   clock.lap("Q and R");
   return res;
+}
+
+void orthonormalize_rows_by_cholesky_qr2(Backend& b, Communicator& comm, MatrixView<float> y, DistributedReport& rep) {
+  Matrix<double> yd(b, y.rows(), y.cols(), "Y_i");
+  b.convert(MatrixView<const float>(y), yd.view());
+  cholesky_qr2_passes(b, comm, yd, rep);
+  b.convert(MatrixView<const double>(yd.view()), y);
 }
 
 }  // namespace randnla

@@ -6,6 +6,7 @@
 #include "common/checks.hpp"
 #include "common/precision_policy.hpp"
 #include "distributed.hpp"
+#include "distributed/cholesky_qr2_rows.hpp"
 #include "rsvd/svd_through_gram.hpp"
 
 namespace randnla {
@@ -30,21 +31,19 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
 }
 
 /// Q_i := this rank's rows of the orthonormal basis of Y, written over Y_i: CholeskyQR2 over the
-/// ranks (two sums of l^2 words: rsvd()'s CholeskyQR in FP64), or the direct TSQR where Y
-/// is too ill-conditioned for it (every rank sees the same Gram matrix, so every rank breaks down
+/// ranks (two sums of l^2 words: rsvd()'s CholeskyQR in FP64), or the direct TSQR where Y is too
+/// ill-conditioned for it (every rank sees the same Gram matrix, so every rank breaks down
 /// together and none waits). Returns the name of the one that ran.
 std::string orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
-  DistributedQrResult t;
-  std::string name = "cholesky-qr2 (distributed)";
   try {
-    t = distributed_cholesky_qr2(b, comm, y);
+    orthonormalize_rows_by_cholesky_qr2(b, comm, y.view(), rep);
+    return "cholesky-qr2 (distributed)";
   } catch (const NumericalBreakdown&) {
-    t = distributed_tsqr(b, comm, y);
-    name = "tsqr (distributed)";
+    DistributedQrResult t = distributed_tsqr(b, comm, y);
+    rep.words_sent += t.report.words_sent;
+    y = std::move(t.Q);
+    return "tsqr (distributed)";
   }
-  rep.words_sent += t.report.words_sent;
-  y = std::move(t.Q);
-  return name;
 }
 
 /// Z := A^T Q = sum over the ranks of A_i^T Q_i (n x l on every rank).
