@@ -267,10 +267,13 @@ TsqrViews<typename Exec::memory_space> distributed_qr_views(const ViewOutputs<Ex
 
 namespace kokkos_api {
 
-/// The Kokkos entry of a distributed QR factorisation `factor` (one of the Backend& functions).
-template <class Exec, class AView, class Factor>
+/// A distributed QR factorisation on a backend (distributed_tsqr(Backend&, ...) and its siblings).
+using DistributedQr = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
+
+/// The Kokkos entry of the distributed QR factorisation `factor`.
+template <class Exec, class AView>
 TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communicator& comm, const AView& a,
-                                                      Factor&& factor, DistributedReport* distribution) {
+                                                      DistributedQr factor, DistributedReport* distribution) {
   require_reachable<Exec, AView>();
   ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
@@ -285,10 +288,7 @@ TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communic
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Communicator& comm, const AView& a,
                                                         DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(
-      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
-        return distributed_tsqr(b, c, x, o);
-      }, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_tsqr}, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by CholeskyQR2 (see
@@ -297,10 +297,7 @@ TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Commun
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec, Communicator& comm, const AView& a,
                                                                 DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(
-      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
-        return distributed_cholesky_qr2(b, c, x, o);
-      }, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_cholesky_qr2}, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
@@ -309,10 +306,7 @@ TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& exec, Communicator& comm, const AView& a,
                                                                     DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(
-      exec, comm, a, [](Backend& b, Communicator& c, MatrixView<const float> x, const MatrixAllocator& o) {
-        return distributed_rand_cholesky_qr(b, c, x, o);
-      }, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_rand_cholesky_qr}, distribution);
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

@@ -137,50 +137,33 @@ TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
   EXPECT_EQ(t.report.ranks, comm.size());
 }
 
-// The preconditioned CholeskyQR over the ranks, at cond(A) 12 and 5e5: A = Q R, Q orthonormal, R
-// exactly upper triangular, and Q equal to the single process's RandCholeskyQR on the whole A.
-TEST(Distributed, PreconditionedCholeskyQrMatchesOneProcess) {
-  for (double decay : {0.8, 0.3}) {
-    const index_t m = 300, n = 12;
-    Split split(m, n, decay);
-    auto& [b, comm, a, r0, count, mine] = split;
-    const DistributedQrResult t = distributed_rand_cholesky_qr(*b, comm, MatrixView<const float>(mine.view()));
-    SCOPED_TRACE("decay " + std::to_string(decay));
-    const auto [residual, loss] = factor_errors(mine, t);
-    EXPECT_LT(residual, 1e-6);
-    EXPECT_LT(loss, 1e-5);
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(t.R.data()[i + j * n], 0.0f);
-    Host whole = a;
-    orthonormalize(*b, whole.view(), Orthonormalizer::RandCholeskyQR);
-    double worst = 0;
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(t.Q.data()[i + j * count] - whole(r0 + i, j))));
-    EXPECT_LT(worst, 1e-5);
-  }
-}
-
-// CholeskyQR2 over the ranks at cond(A) 12 and 5e5: A = Q R, Q orthonormal, R exactly upper
-// triangular, and Q equal to the single process's CholeskyQR2 on the whole A.
-TEST(Distributed, CholeskyQr2MatchesOneProcess) {
-  for (double decay : {0.8, 0.3}) {
-    const index_t m = 300, n = 12;
-    Split split(m, n, decay);
-    auto& [b, comm, a, r0, count, mine] = split;
-    const DistributedQrResult t = distributed_cholesky_qr2(*b, comm, MatrixView<const float>(mine.view()));
-    SCOPED_TRACE("decay " + std::to_string(decay));
-    const auto [residual, loss] = factor_errors(mine, t);
-    EXPECT_LT(residual, 1e-6);
-    EXPECT_LT(loss, 1e-5);
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(t.R.data()[i + j * n], 0.0f);
-    Host whole = a;
-    orthonormalize(*b, whole.view(), Orthonormalizer::CholeskyQR2);
-    double worst = 0;
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(t.Q.data()[i + j * count] - whole(r0 + i, j))));
-    EXPECT_LT(worst, 1e-5);
-  }
+// The CholeskyQR variants over the ranks (CholeskyQR2 and the preconditioned one), at cond(A) 12
+// and 5e5: A = Q R, Q orthonormal, R exactly upper triangular, and Q equal to the single process's
+// orthonormaliser of the same method on the whole A.
+TEST(Distributed, CholeskyQrVariantsMatchOneProcess) {
+  using Factor = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
+  const std::pair<Orthonormalizer, Factor> variants[] = {{Orthonormalizer::CholeskyQR2, distributed_cholesky_qr2},
+                                                         {Orthonormalizer::RandCholeskyQR, distributed_rand_cholesky_qr}};
+  for (const auto& [method, factor] : variants)
+    for (double decay : {0.8, 0.3}) {
+      const index_t m = 300, n = 12;
+      Split split(m, n, decay);
+      auto& [b, comm, a, r0, count, mine] = split;
+      const DistributedQrResult t = factor(*b, comm, MatrixView<const float>(mine.view()), nullptr);
+      SCOPED_TRACE(std::string(to_string(method)) + ", decay " + std::to_string(decay));
+      const auto [residual, loss] = factor_errors(mine, t);
+      EXPECT_LT(residual, 1e-6);
+      EXPECT_LT(loss, 1e-5);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = j + 1; i < n; ++i) ASSERT_EQ(t.R.data()[i + j * n], 0.0f);
+      Host whole = a;
+      orthonormalize(*b, whole.view(), method);
+      double worst = 0;
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < count; ++i)
+          worst = std::max(worst, double(std::fabs(t.Q.data()[i + j * count] - whole(r0 + i, j))));
+      EXPECT_LT(worst, 1e-5);
+    }
 }
 
 // A rank-deficient A (its last column a copy of its first) breaks CholeskyQR2 down on every rank.
