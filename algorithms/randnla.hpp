@@ -249,28 +249,8 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exe
 
 namespace kokkos_api {
 
-/// A distributed QR's views: Q (this rank's rows) and R from `out`, the report into `distribution`.
-template <class Exec>
-TsqrViews<typename Exec::memory_space> distributed_qr_views(const ViewOutputs<Exec>& out, const Backend& backend,
-                                                            const DistributedQrResult& r,
-                                                            DistributedReport* distribution) {
-  if (distribution) *distribution = r.report;
-  TsqrViews<typename Exec::memory_space> v;
-  v.Q = out.matrix("Q");
-  v.R = out.matrix("R");
-  v.report.backend = backend.description();
-  v.report.levels = 1;  // the stack of the ranks' R factors above their local QRs
-  return v;
-}
-
-}  // namespace kokkos_api
-
-namespace kokkos_api {
-
-/// A distributed QR factorisation on a backend (distributed_tsqr(Backend&, ...) and its siblings).
-using DistributedQr = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
-
-/// The Kokkos entry of the distributed QR factorisation `factor`.
+/// The Kokkos entry of the distributed QR factorisation `factor`: Q (this rank's rows) and R as
+/// views, the report into `distribution`.
 template <class Exec, class AView>
 TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communicator& comm, const AView& a,
                                                       DistributedQr factor, DistributedReport* distribution) {
@@ -278,7 +258,13 @@ TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communic
   ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   const DistributedQrResult r = factor(*backend, comm, view_of(a, "A"), out.allocator());
-  return distributed_qr_views(out, *backend, r, distribution);
+  if (distribution) *distribution = r.report;
+  TsqrViews<typename Exec::memory_space> v;
+  v.Q = out.matrix("Q");
+  v.R = out.matrix("R");
+  v.report.backend = backend->description();
+  v.report.levels = 1;  // the stack of the ranks' R factors above their local QRs
+  return v;
 }
 
 }  // namespace kokkos_api
@@ -288,7 +274,7 @@ TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communic
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Communicator& comm, const AView& a,
                                                         DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_tsqr}, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_tsqr}, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by CholeskyQR2 (see
@@ -297,7 +283,7 @@ TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Commun
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec, Communicator& comm, const AView& a,
                                                                 DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_cholesky_qr2}, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_cholesky_qr2}, distribution);
 }
 
 /// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
@@ -306,7 +292,7 @@ TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& exec, Communicator& comm, const AView& a,
                                                                     DistributedReport* distribution = nullptr) {
-  return kokkos_api::distributed_qr(exec, comm, a, kokkos_api::DistributedQr{distributed_rand_cholesky_qr}, distribution);
+  return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_rand_cholesky_qr}, distribution);
 }
 
 /// Y (m x l, m >= l, FP32) := an orthonormal basis of its range, in place, on `exec`; returns the

@@ -176,8 +176,7 @@ void tsqr_run(Backend& b, Communicator& comm, index_t total, index_t n) {
 void gpu_weak_runs(Backend& b, Communicator& comm, index_t tsqr_rows, index_t rsvd_n) {
   const index_t n = 64, total = tsqr_rows * comm.size();
   const Matrix<float> a = my_rows(b, comm, total, n);
-  using Factorization = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
-  const std::pair<const char*, Factorization> factorizations[] = {
+  const std::pair<const char*, DistributedQr> factorizations[] = {
       {"tsqr", distributed_tsqr}, {"cholesky-qr2", distributed_cholesky_qr2}, {"rand-cholesky-qr", distributed_rand_cholesky_qr}};
   for (const auto& [name, factor] : factorizations) {
     DistributedQrResult t;

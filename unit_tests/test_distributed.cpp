@@ -141,8 +141,7 @@ TEST(Distributed, TsqrFactorsTheWholeMatrixAndMatchesOneProcess) {
 // and 5e5: A = Q R, Q orthonormal, R exactly upper triangular, and Q equal to the single process's
 // orthonormaliser of the same method on the whole A.
 TEST(Distributed, CholeskyQrVariantsMatchOneProcess) {
-  using Factor = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
-  const std::pair<Orthonormalizer, Factor> variants[] = {{Orthonormalizer::CholeskyQR2, distributed_cholesky_qr2},
+  const std::pair<Orthonormalizer, DistributedQr> variants[] = {{Orthonormalizer::CholeskyQR2, distributed_cholesky_qr2},
                                                          {Orthonormalizer::RandCholeskyQR, distributed_rand_cholesky_qr}};
   for (const auto& [method, factor] : variants)
     for (double decay : {0.8, 0.3}) {

@@ -43,6 +43,9 @@ struct DistributedQrResult {
   DistributedReport report;
 };
 
+/// The signature every distributed QR factorisation below shares (for callers that pick one).
+using DistributedQr = DistributedQrResult (*)(Backend&, Communicator&, MatrixView<const float>, const MatrixAllocator&);
+
 /// A = Q R for A distributed by rows (this rank's m_i x n rows, FP32, LayoutLeft, the backend's
 /// memory) by the direct TSQR (Benson, Gleich & Demmel 2013, "Direct QR factorizations for
 /// tall-and-skinny matrices in MapReduce architectures", Alg. Direct TSQR; the one-level case of
