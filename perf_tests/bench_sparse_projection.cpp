@@ -1,8 +1,10 @@
 // Very sparse random projection on the H100: Y = S A with b = 32 samples, k = 16384, D = 10^7 and
 // 10^8 at p = 1/sqrt(D), and D = 10^6 at p = 1/3. Each GPU kernel (the write-up's v3 rebuilt as
-// row-warp, and segment-lanes): median time, effective bandwidth against A's bytes (D b 4) and
-// against the bytes its non-zeros load (k p D b 4), and the error of 64 rows of Y against an FP64
-// product with the same S; at p = 1/3, cuBLAS with S stored in FP16 as the peer.
+// row-warp, segment-lanes, tensor-core-tiles): median time, effective bandwidth against A's bytes
+// (D b 4) and against the bytes its non-zeros load (k p D b 4), and the error of 64 rows of Y
+// against an FP64 product with the same S; at p = 1/3, cuBLAS with S stored in FP16 as the peer.
+// Then, at D = 10^6, the densities between where segment-lanes and tensor-core-tiles cross (the
+// choice of SparseKernel::Auto).
 // Usage: bench_sparse_projection [--quick] [--layout rows|columns]
 #include <cmath>
 #include <cstdio>
@@ -45,21 +47,20 @@ double sampled_error(Backend& b, const SparseSignOperator& s, const Matrix<float
   return worst;
 }
 
-void run(Backend& b, index_t d, SparseDensity density, SampleLayout layout) {
+void run(Backend& b, index_t d, SparseProjectionOptions o, const std::vector<SparseKernel>& kernels) {
   const index_t batch = 32, k = 16384;
-  Matrix<float> a(b, layout == SampleLayout::Columns ? d : batch, layout == SampleLayout::Columns ? batch : d, "A");
+  const bool columns = o.layout == SampleLayout::Columns;
+  Matrix<float> a(b, columns ? d : batch, columns ? batch : d, "A");
   b.fill_random(RandomSpec{Distribution::Gaussian, 77, 0}, a.view());
-  SparseProjectionOptions o;
-  o.density = density, o.layout = layout;
   const SparseSignOperator s = sparse_sign_operator(k, d, o);
   const double a_bytes = 4.0 * d * batch, loaded = 4.0 * k * s.density * d * batch;
-  for (SparseKernel kernel : {SparseKernel::RowWarp, SparseKernel::SegmentLanes}) {
+  for (SparseKernel kernel : kernels) {
     o.kernel = kernel;
     SparseProjectionResult r;
     const double ms = randnla::median_ms(b, [&] { r = sparse_sign_projection(b, a, k, o); }, 5, 1);
-    std::printf("D=%-10ld p=%-9.3g %-7s %-14s %10.3f ms  %7.1f GB/s of A  %8.1f GB/s loaded  error %.2e\n",
-                static_cast<long>(d), s.density, to_string(layout), to_string(kernel), ms, a_bytes / ms * 1e-6,
-                loaded / ms * 1e-6, sampled_error(b, s, a, layout, r.Y));
+    std::printf("D=%-10ld p=%-9.3g %-7s %-17s %10.3f ms  %7.1f GB/s of A  %8.1f GB/s loaded  error %.2e\n",
+                static_cast<long>(d), s.density, to_string(o.layout), to_string(kernel), ms, a_bytes / ms * 1e-6,
+                loaded / ms * 1e-6, sampled_error(b, s, a, o.layout, r.Y));
     std::fflush(stdout);
   }
 }
@@ -94,9 +95,19 @@ int main(int argc, char** argv) {
   }
   auto b = make_backend(BackendKind::Cuda);
   std::printf("device: %s; b = 32, k = 16384\n", b->description().c_str());
-  run(*b, 10000000, SparseDensity::VerySparse, layout);
-  if (!quick) run(*b, 100000000, SparseDensity::VerySparse, layout);
-  run(*b, 1000000, SparseDensity::Achlioptas, layout);
+  const std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles};
+  SparseProjectionOptions o;
+  o.layout = layout;
+  o.density = SparseDensity::VerySparse;
+  run(*b, 10000000, o, all);
+  if (!quick) run(*b, 100000000, o, all);
+  o.density = SparseDensity::Achlioptas;
+  run(*b, 1000000, o, all);
   stored_peer(*b, 1000000);
+  o.density = SparseDensity::Given;
+  for (double p : {1.0 / 16, 1.0 / 64, 1.0 / 128, 1.0 / 256}) {
+    o.density_value = p;
+    run(*b, 1000000, o, {SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles});
+  }
   return 0;
 }

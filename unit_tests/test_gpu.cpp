@@ -608,44 +608,54 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
   EXPECT_LT(half_sums, 3e-2);
 }
 
-// The sparse sign projection on the device: S bit for bit the host's (the identity projected),
-// the row-warp kernel's Y bit for bit the host's (it sums in the host's order), the segment-lanes
-// kernel's within FP32 rounding, in both layouts, for b below, at and above 32.
+// The sparse sign projection on the device: S bit for bit the host's (the identity projected)
+// for every kernel, very sparse and at Achlioptas's p = 1/3; the row-warp kernel's Y bit for bit
+// the host's (it sums in the host's order), the segment-lanes and Tensor Core kernels' within FP32
+// rounding, in both layouts, for b below, at and above 32.
 TEST(Gpu, SparseProjectionMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
+  const std::vector<SparseKernel> kernels{SparseKernel::RowWarp, SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles};
   SparseProjectionOptions o;
-  o.density = SparseDensity::Given, o.density_value = 0.05;
+  o.density = SparseDensity::Given;
   test::HostMatrix<float> eye(300, 300);
   for (index_t i = 0; i < 300; ++i) eye(i, i) = 1.0f;
-  const auto s_host = test::to_host(*host, sparse_sign_projection(*host, eye.cview(), 40, o).Y);
-  for (SparseKernel kernel : {SparseKernel::RowWarp, SparseKernel::SegmentLanes}) {
-    o.kernel = kernel;
-    EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, test::to_backend(*dev, eye), 40, o).Y).data,
-              s_host.data) << to_string(kernel);
-  }
-  o = {};
-  for (index_t b : {5, 32, 45})
-    for (SampleLayout layout : {SampleLayout::Columns, SampleLayout::Rows}) {
-      const index_t d = 300000, k = 257;
-      const auto a = layout == SampleLayout::Columns ? test::random_matrix(d, b, test::Elements::Normal, 61)
-                                                     : test::random_matrix(b, d, test::Elements::Normal, 61);
-      o.layout = layout;
-      o.kernel = SparseKernel::Auto;
-      const auto ref = test::to_host(*host, sparse_sign_projection(*host, a.cview(), k, o).Y);
-      const auto da = test::to_backend(*dev, a);
-      o.kernel = SparseKernel::RowWarp;
-      EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, da, k, o).Y).data, ref.data)
-          << "b " << b << " " << to_string(layout);
-      o.kernel = SparseKernel::SegmentLanes;
-      const auto r = sparse_sign_projection(*dev, da, k, o);
-      const auto y = test::to_host(*dev, r.Y);
-      double num = 0, den = 0;
-      for (std::size_t e = 0; e < y.data.size(); ++e)
-        num += double(y.data[e] - ref.data[e]) * (y.data[e] - ref.data[e]), den += double(ref.data[e]) * ref.data[e];
-      EXPECT_LT(std::sqrt(num / den), 1e-6) << "b " << b << " " << to_string(layout) << ": " << r.report.kernel;
+  for (double p : {0.05, 1.0 / 3.0}) {
+    o.density_value = p;
+    const auto s_host = test::to_host(*host, sparse_sign_projection(*host, eye.cview(), 40, o).Y);
+    for (SparseKernel kernel : kernels) {
+      o.kernel = kernel;
+      EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, test::to_backend(*dev, eye), 40, o).Y).data,
+                s_host.data) << to_string(kernel) << ", p " << p;
     }
+  }
+  for (double p : {0.0, 1.0 / 3.0})  // 0: very sparse
+    for (index_t b : {5, 32, 45})
+      for (SampleLayout layout : {SampleLayout::Columns, SampleLayout::Rows}) {
+        const index_t d = p > 0 ? 40000 : 300000, k = 257;
+        const auto a = layout == SampleLayout::Columns ? test::random_matrix(d, b, test::Elements::Normal, 61)
+                                                       : test::random_matrix(b, d, test::Elements::Normal, 61);
+        o = {};
+        o.layout = layout;
+        if (p > 0) o.density = SparseDensity::Achlioptas;
+        const auto host_y = test::to_host(*host, sparse_sign_projection(*host, a.cview(), k, o).Y);
+        test::HostMatrix<float> samples(d, b);  // A as D x b for the FP64 reference
+        for (index_t i = 0; i < d; ++i)
+          for (index_t c = 0; c < b; ++c) samples(i, c) = layout == SampleLayout::Columns ? a(i, c) : a(c, i);
+        const auto ref = test::sparse_projection_fp64(sparse_sign_operator(k, d, o), samples);
+        const auto da = test::to_backend(*dev, a);
+        const std::string where = "b " + std::to_string(b) + " " + to_string(layout) + ", p " + std::to_string(p);
+        o.kernel = SparseKernel::RowWarp;
+        EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, da, k, o).Y).data, host_y.data) << where;
+        for (SparseKernel kernel : {SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles, SparseKernel::Auto}) {
+          o.kernel = kernel;
+          const auto r = sparse_sign_projection(*dev, da, k, o);
+          const double error = test::relative_error(test::to_host(*dev, r.Y), ref);
+          if (b == 32) std::printf("%s, %s: error %.2e\n", where.c_str(), r.report.kernel.c_str(), error);
+          EXPECT_LT(error, p > 0 ? 4e-6 : 1e-6) << where << ": " << r.report.kernel;  // FP32 sums of 1e4 terms at p = 1/3
+        }
+      }
   // As the RSVD's Omega: a rank-40 matrix recovered to FP32 level on the device as on the host.
   const auto low = test::gaussian_rank(3000, 2000, 40, 62);
   RsvdOptions ro;

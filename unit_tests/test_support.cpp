@@ -77,6 +77,17 @@ double relative_error(const HostMatrix<float>& c, const HostMatrix<double>& r) {
   return std::sqrt(num / den);
 }
 
+HostMatrix<double> sparse_projection_fp64(const SparseSignOperator& s, const HostMatrix<float>& a) {
+  HostMatrix<double> y(s.rows, a.cols);
+  for (std::int64_t j = 0; j < s.rows; ++j)
+    for (std::int64_t g = 0; g < s.segments(); ++g)
+      s.walk(j, g, [&](std::int64_t i, bool negative) {
+        const double v = negative ? -static_cast<double>(s.value) : static_cast<double>(s.value);
+        for (index_t c = 0; c < a.cols; ++c) y(j, c) += v * a(i, c);
+      });
+  return y;
+}
+
 namespace {
 /// n x r matrix with orthonormal columns: Gaussian, then modified Gram–Schmidt twice, in FP64.
 HostMatrix<double> orthonormal(index_t n, index_t r, std::uint64_t seed) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "randnla/backend.hpp"
+#include "randnla/sparse_sign.hpp"
 
 namespace randnla {
 namespace test {
@@ -41,6 +42,8 @@ HostMatrix<float> random_matrix(index_t rows, index_t cols, Elements e, std::uin
 HostMatrix<double> reference_gemm(Op ta, Op tb, const HostMatrix<float>& a, const HostMatrix<float>& b);
 /// ||C - R||_F / ||R||_F.
 double relative_error(const HostMatrix<float>& c, const HostMatrix<double>& r);
+/// Y = S A in FP64 (k x b) for A D x b, from the operator's own walk.
+HostMatrix<double> sparse_projection_fp64(const SparseSignOperator& s, const HostMatrix<float>& a);
 
 /// A = U diag(sigma) V^T with Haar-like orthonormal U (m x r), V (n x r) built in FP64.
 HostMatrix<float> matrix_with_spectrum(index_t m, index_t n, const std::vector<double>& sigma, std::uint64_t seed);

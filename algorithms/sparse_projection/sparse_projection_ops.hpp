@@ -23,14 +23,16 @@ inline const EnumNames<SampleLayout>& names_of(SampleLayout) {
 
 /// The GPU kernel (the portable backend has one).
 enum class SparseKernel {
-  Auto,          ///< SegmentLanes
-  RowWarp,       ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
-  SegmentLanes   ///< a warp per row of S, a lane per segment, rows of A read whole by each lane
+  Auto,            ///< TensorCoreTiles from p >= 1/32 on, else SegmentLanes
+  RowWarp,         ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
+  SegmentLanes,    ///< a warp per row of S, a lane per segment, rows of A read whole by each lane
+  TensorCoreTiles  ///< tiles of S drawn into shared memory, times A split as hi + lo FP16 on the Tensor Cores
 };
 
 inline const EnumNames<SparseKernel>& names_of(SparseKernel) {
   static const EnumNames<SparseKernel> names{
-      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::SegmentLanes, "segment-lanes"}};
+      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::SegmentLanes, "segment-lanes"},
+      {SparseKernel::TensorCoreTiles, "tensor-core-tiles"}};
   return names;
 }
 

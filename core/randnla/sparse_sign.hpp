@@ -14,12 +14,12 @@ namespace randnla {
 /// S(j, i) = +-value with probability p/2 each, 0 otherwise, independently (k rows, D columns).
 /// Row j is cut into segments of 2^12 columns; segment g's non-zeros are 1 + G apart from the
 /// segment's start on, G geometric with P(G = g) = (1 - p)^g p, drawn as floor(log U / log(1 - p))
-/// with U uniform in (0, 1) on a 2^-24 grid (philox.hpp's uniform and log, identical on host and
-/// device; the grid cuts G's tail at P(G > 16.6 / p) = e^-16.6 ~ 6e-8), the sign from a second
-/// word. Restarting at each segment leaves the distribution exact (a geometric gap has no memory)
-/// and lets any segment of any row be drawn alone, in any order: Philox block
-/// (j << 40) + (g << 12) + t / 2 gives the t-th and (t+1)-th non-zero of (j, g). Hence k < 2^24
-/// and D <= 2^40.
+/// with U uniform in (0, 1) on a 2^-24 grid from a Philox word's top 23 bits (philox.hpp's uniform
+/// and log, identical on host and device; the grid cuts G's tail at P(G > 16.6 / p) = e^-16.6 ~
+/// 6e-8), the sign from the same word's lowest bit. Restarting at each segment leaves the
+/// distribution exact (a geometric gap has no memory) and lets any segment of any row be drawn
+/// alone, in any order: the four words of Philox block (j << 40) + (g << 12) + t / 4 give the
+/// non-zeros t .. t + 3 of (j, g) (t a multiple of 4). Hence k < 2^24 and D <= 2^40.
 struct SparseSignOperator {
   static constexpr int kSegmentBits = 12;
   static constexpr std::int64_t kSegment = std::int64_t{1} << kSegmentBits;
@@ -51,10 +51,16 @@ struct SparseSignOperator {
     bool negative;
   };
   RANDNLA_HD Draw draw(std::int64_t j, std::int64_t g, std::uint64_t t) const {
+    return draw_from(block(j, g, t >> 2).v[t & 3u]);
+  }
+  /// The draw a Philox word gives: the gap from its top 23 bits, the sign from bit 0.
+  RANDNLA_HD Draw draw_from(std::uint32_t word) const {
+    return {exact::div(detail::log_deterministic(detail::uniform_open01(word)), log1m_density), (word & 1u) != 0u};
+  }
+  /// Philox block b of segment g of row j: the words of draws 4 b .. 4 b + 3.
+  RANDNLA_HD PhiloxCounter block(std::int64_t j, std::int64_t g, std::uint64_t b) const {
     const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits);
-    const PhiloxCounter r = detail::philox_block(seed, 0, base + (t >> 1));
-    const unsigned w = static_cast<unsigned>(t & 1u) * 2u;
-    return {exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density), (r.v[w + 1] >> 31) != 0u};
+    return detail::philox_block(seed, 0, base + b);
   }
 
   /// Calls visit(i, negative) for each non-zero S(j, i) of segment g of row j, i ascending;
@@ -64,8 +70,10 @@ struct SparseSignOperator {
     const std::int64_t begin = g << kSegmentBits;
     const std::int64_t end = begin + kSegment < cols ? begin + kSegment : cols;
     std::int64_t i = begin - 1;
+    PhiloxCounter words{};
     for (std::uint64_t t = 0;; ++t) {
-      const Draw d = draw(j, g, t);
+      if ((t & 3u) == 0) words = block(j, g, t >> 2);
+      const Draw d = draw_from(words.v[t & 3u]);
       if (!(d.gap < static_cast<float>(end - i - 1))) return;  // also ends a NaN gap
       i += 1 + static_cast<std::int64_t>(d.gap);
       visit(i, d.negative);

@@ -1,0 +1,19 @@
+// The sparse sign projection on the Tensor Cores, for dense-ish S (tensor_core_tiles.cu).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "randnla/matrix_view.hpp"
+#include "randnla/sparse_sign.hpp"
+
+namespace randnla {
+namespace cuda {
+
+/// Y := S A (k x b, FP32) with tiles of S drawn into shared memory and multiplied on the Tensor
+/// Cores against A split as hi + lo FP16 (each column of A scaled by a power of two into FP16's
+/// range first): FP32-level accuracy. A is D x b (`columns`) or b x D. Queued on `stream`.
+void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
+                             MatrixView<float> y, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace randnla
