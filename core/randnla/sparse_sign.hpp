@@ -45,7 +45,7 @@ struct SparseSignOperator {
 
   /// The t-th draw of segment g of row j: the gap (zeros before the next non-zero, geometric with
   /// parameter p, in FP32: may be +Inf or NaN) and that non-zero's sign. walk() and the kernels
-  /// that draw many at once both draw through this.
+  /// take a Philox block at a time (block()) and draw each of its words through draw_from().
   struct Draw {
     float gap;
     bool negative;
