@@ -27,6 +27,7 @@ enum class SparseKernel {
   RowWarp,         ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
   SegmentLanes,    ///< a warp per row of S, a lane per segment, rows of A read whole by each lane
   TensorCoreTiles  ///< tiles of S drawn into shared memory, times A split as hi + lo FP16 on the Tensor Cores
+                   ///< (device workspace: A's size, its two FP16 parts with b rounded up to 32)
 };
 
 inline const EnumNames<SparseKernel>& names_of(SparseKernel) {

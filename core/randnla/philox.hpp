@@ -25,21 +25,33 @@ RANDNLA_HD void mulhilo32(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, s
 }
 }  // namespace detail
 
-/// Philox4x32 with 10 rounds, as in Random123 (and cuRAND's PHILOX4_32_10).
-RANDNLA_HD PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) {
-  constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+/// The round keys of Philox4x32-10 for one key: worked out once where many blocks share a key.
+struct PhiloxSchedule {
+  std::uint32_t k0[10], k1[10];
+};
+
+RANDNLA_HD PhiloxSchedule philox_schedule(PhiloxKey k) {
+  constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+  PhiloxSchedule s{};
   for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k.v[0] += W0;
-      k.v[1] += W1;
-    }
+    s.k0[round] = k.v[0] + static_cast<std::uint32_t>(round) * W0;
+    s.k1[round] = k.v[1] + static_cast<std::uint32_t>(round) * W1;
+  }
+  return s;
+}
+
+/// Philox4x32 with 10 rounds, as in Random123 (and cuRAND's PHILOX4_32_10).
+RANDNLA_HD PhiloxCounter philox4x32_10(PhiloxCounter c, const PhiloxSchedule& keys) {
+  constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
+  for (int round = 0; round < 10; ++round) {
     std::uint32_t hi0, lo0, hi1, lo1;
     detail::mulhilo32(M0, c.v[0], hi0, lo0);
     detail::mulhilo32(M1, c.v[2], hi1, lo1);
-    c = PhiloxCounter{{hi1 ^ c.v[1] ^ k.v[0], lo1, hi0 ^ c.v[3] ^ k.v[1], lo0}};
+    c = PhiloxCounter{{hi1 ^ c.v[1] ^ keys.k0[round], lo1, hi0 ^ c.v[3] ^ keys.k1[round], lo0}};
   }
   return c;
 }
+RANDNLA_HD PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) { return philox4x32_10(c, philox_schedule(k)); }
 
 /// Which random matrix to draw.
 enum class Distribution {
@@ -61,11 +73,15 @@ struct RandomSpec {
 
 namespace detail {
 
+RANDNLA_HD PhiloxCounter philox_counter(std::uint64_t stream, std::uint64_t block) {
+  return PhiloxCounter{{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
+                        static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
+}
+RANDNLA_HD PhiloxKey philox_key(std::uint64_t seed) {
+  return PhiloxKey{{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+}
 RANDNLA_HD PhiloxCounter philox_block(std::uint64_t seed, std::uint64_t stream, std::uint64_t block) {
-  const PhiloxCounter c{{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
-                         static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}};
-  const PhiloxKey k{{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
-  return philox4x32_10(c, k);
+  return philox4x32_10(philox_counter(stream, block), philox_key(seed));
 }
 
 /// Uniform in (0, 1), exactly (2*(x>>9)+1) * 2^-24: never 0, so log() is finite.

@@ -54,13 +54,16 @@ struct SparseSignOperator {
     return draw_from(block(j, g, t >> 2).v[t & 3u]);
   }
   /// The draw a Philox word gives: the gap from its top 23 bits, the sign from bit 0.
-  RANDNLA_HD Draw draw_from(std::uint32_t word) const {
-    return {exact::div(detail::log_deterministic(detail::uniform_open01(word)), log1m_density), (word & 1u) != 0u};
+  RANDNLA_HD Draw draw_from(std::uint32_t word) const { return {gap_of(word, log1m_density), (word & 1u) != 0u}; }
+  RANDNLA_HD static float gap_of(std::uint32_t word, float log1m_density) {
+    return exact::div(detail::log_deterministic(detail::uniform_open01(word)), log1m_density);
   }
   /// Philox block b of segment g of row j: the words of draws 4 b .. 4 b + 3.
   RANDNLA_HD PhiloxCounter block(std::int64_t j, std::int64_t g, std::uint64_t b) const {
-    const std::uint64_t base = (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits);
-    return detail::philox_block(seed, 0, base + b);
+    return detail::philox_block(seed, 0, block_index(j, g, b));
+  }
+  RANDNLA_HD static std::uint64_t block_index(std::int64_t j, std::int64_t g, std::uint64_t b) {
+    return (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits) + b;
   }
 
   /// Calls visit(i, negative) for each non-zero S(j, i) of segment g of row j, i ascending;

@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 /// From this density on the Tensor Core tiles beat the segment lanes (bench_sparse_projection at
-/// D = 10^6 on the H100: 22.6 against 33.4 ms at p = 1/16, 15.6 against 8.5 ms at 1/64). Both
+/// D = 10^6 on the H100: 13.1 against 33.3 ms at p = 1/16, 10.2 against 8.5 ms at 1/64). Both
 /// times grow with k D, so the crossing does not move with the shape.
 constexpr double kTensorCoreDensity = 1.0 / 32;
 constexpr unsigned kAll = 0xffffffffu;

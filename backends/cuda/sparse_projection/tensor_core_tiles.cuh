@@ -11,7 +11,8 @@ namespace cuda {
 
 /// Y := S A (k x b, FP32) with tiles of S drawn into shared memory and multiplied on the Tensor
 /// Cores against A split as hi + lo FP16 (each column of A scaled by a power of two into FP16's
-/// range first): FP32-level accuracy. A is D x b (`columns`) or b x D. Queued on `stream`.
+/// range first): FP32-level accuracy. A is D x b (`columns`) or b x D. Queued on `stream`; the
+/// parts take a stream-ordered workspace of 4 D ceil(b / 32) 32 bytes (A's size for b a multiple of 32).
 void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
                              MatrixView<float> y, cudaStream_t stream);
 
