@@ -60,10 +60,14 @@ struct SparseSignOperator {
   }
   /// Philox block b of segment g of row j: the words of draws 4 b .. 4 b + 3.
   RANDNLA_HD PhiloxCounter block(std::int64_t j, std::int64_t g, std::uint64_t b) const {
-    return detail::philox_block(seed, 0, block_index(j, g, b));
+    return block_at(block_index(j, g, b), philox_schedule(detail::philox_key(seed)));
   }
   RANDNLA_HD static std::uint64_t block_index(std::int64_t j, std::int64_t g, std::uint64_t b) {
     return (static_cast<std::uint64_t>(j) << 40) + (static_cast<std::uint64_t>(g) << kSegmentBits) + b;
+  }
+  /// The block of a block_index, the seed's round keys worked out once by the caller.
+  RANDNLA_HD static PhiloxCounter block_at(std::uint64_t index, const PhiloxSchedule& keys) {
+    return philox4x32_10(detail::philox_counter(0, index), keys);
   }
 
   /// Calls visit(i, negative) for each non-zero S(j, i) of segment g of row j, i ascending;

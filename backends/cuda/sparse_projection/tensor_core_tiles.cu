@@ -172,7 +172,7 @@ class Walker {
   /// The walk runs to the segment's full width even where D ends sooner: the rows of A's slices
   /// past D are zero, so those columns of the tile add nothing.
   __device__ void refill() {
-    const PhiloxCounter words = philox4x32_10(detail::philox_counter(0, block_base_ + block_++), p_.keys);
+    const PhiloxCounter words = SparseSignOperator::block_at(block_base_ + block_++, p_.keys);
     int gaps[kDraws];
     gap_floors(p_, words, gaps);
     int i = position_[kDraws - 1];
