@@ -320,16 +320,17 @@ __global__ void column_max_kernel(MatrixView<const float> a, bool columns, std::
   if (threadIdx.x < static_cast<unsigned>(lanes) && mine < b) atomicMax(&out[mine], block_max[threadIdx.x]);
 }
 
-/// Element (i, c) of A into its parts (hi saturating: an infinite or NaN x leaves its Inf or NaN
-/// in lo, and so in Y), times the column's 2^shift, at the blocks' layout.
+/// Element (i, c) of A into its parts at the blocks' layout: split_halfhalf of x times the
+/// column's 2^shift, lo unshifted (hi saturates: an Inf or NaN stays in lo, and so in Y). The
+/// shift can pass FP32's exponent range for one factor, so half of it is applied first.
 __device__ __forceinline__ void split_element(float x, index_t i, index_t c, index_t d, const std::uint32_t* column_max,
                                               index_t b, __half* hi, __half* lo) {
   const int shift = c < b ? fp16_shift(column_max[c]) : 0;
-  const float scaled = x * exp2i(shift / 2) * exp2i(shift - shift / 2);
-  const __half h = __float2half_rn(fminf(fmaxf(scaled, -65504.0f), 65504.0f));
+  fp16 h, l;
+  split_halfhalf(x * exp2i(shift / 2), shift - shift / 2, h, l, 1.0f);
   const index_t o = ((c / kTileCols) * d + i) * kTileCols + c % kTileCols;
-  hi[o] = h;
-  lo[o] = __float2half_rn(scaled - __half2float(h));
+  hi[o] = __ushort_as_half(h.bits);
+  lo[o] = __ushort_as_half(l.bits);
 }
 
 }  // namespace
