@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a checkout that carries .device/ (scripts/gpu_bundle.sh):
 # every test of both CUDA configurations and the Trilinos-style consumer, then the benchmarks
-# (before and after, when the bundle holds a baseline). Logs go to $OUT (or ./gpu-logs).
+# (before and after, when the bundle holds a baseline, in RANDNLA_ROUNDS interleaved rounds). Logs go
+# to $OUT (or ./gpu-logs).
 # distributed: the distributed tests and bench_distributed under the bundled Open MPI (host ranks
 # 1-4; then 1 and 2 ranks sharing the GPU).
 # multigpu: one rank per GPU through NCCL (scripts/mpirun_gpus.sh, NVLink multicast off):
@@ -97,15 +98,23 @@ if [ "$what" != bench ]; then
   fi
 fi
 if [ "$what" != tests ]; then
-  for run in baseline current; do
-    dir=.device/bin-debian
-    if [ $run = baseline ]; then
-      [ -d .device/bin-baseline ] || continue
-      dir=.device/bin-baseline
-    fi
-    echo "== $run: $(cat "$dir/commit" 2>/dev/null || cat .device/commit)"
-    "$dir/bench_gemm" $quick 2>&1 | tee "$logs/bench_gemm_$run.txt"
-    "$dir/bench_rsvd" $quick 2>&1 | tee "$logs/bench_rsvd_$run.txt"
+  # RANDNLA_ROUNDS rounds, the two binaries taking turns, so that the machine's drift falls on both
+  # (perf_tests/compare_rounds.py tabulates them).
+  for round in $(seq "${RANDNLA_ROUNDS:-1}"); do
+    for run in baseline current; do
+      dir=.device/bin-debian
+      if [ $run = baseline ]; then
+        [ -d .device/bin-baseline ] || continue
+        dir=.device/bin-baseline
+      fi
+      echo "== round $round, $run: $(cat "$dir/commit" 2>/dev/null || cat .device/commit)"
+      "$dir/bench_gemm" $quick 2>&1 | tee "$logs/bench_gemm_${run}_$round.txt"
+      "$dir/bench_rsvd" $quick 2>&1 | tee "$logs/bench_rsvd_${run}_$round.txt"
+    done
   done
+  if [ -d .device/bin-baseline ]; then
+    python3 perf_tests/compare_rounds.py gemm "$logs" | tee "$logs/compare_gemm.md"
+    python3 perf_tests/compare_rounds.py rsvd "$logs" | tee "$logs/compare_rsvd.md"
+  fi
 fi
 exit $status

@@ -122,38 +122,46 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
-    int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
-    for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
-      const int2 rc = order(tile);
-      const int row0 = rc.x * kBM, col0 = rc.y * BN;
-      for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
-        const int s = it % Tl::kStages;
-        mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
-        mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
-        unsigned char* stage = smem + s * Tl::kStageBytes;
-        const int k0 = kb * kBK;
-        if (args.x_slice_k == args.k) {  // X one matrix: a 2-D map
-          if (K_MAJOR) {
-            for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
-          } else {
-            for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+    // One loop per kind of X map, chosen once: a test of the kind in every slice made the products
+    // about 2% slower (ncu, bench_gemm.md).
+    auto produce = [&](auto sliced) {
+      int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
+      for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
+        const int2 rc = order(tile);
+        const int row0 = rc.x * kBM, col0 = rc.y * BN;
+        for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
+          const int s = it % Tl::kStages;
+          mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
+          mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
+          unsigned char* stage = smem + s * Tl::kStageBytes;
+          const int k0 = kb * kBK;
+          if constexpr (!decltype(sliced)::value) {  // X one matrix: a 2-D map
+            if (K_MAJOR) {
+              for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
+            } else {
+              for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
+            }
+          } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
+            // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
+            // split product about 10% slower (bench_gemm.md).
+            const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
+            if (K_MAJOR) {
+              for (int h = 0; h < kBK / 32; ++h)
+                tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
+            } else {
+              for (int q = 0; q < kBM / 32; ++q)
+                tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
+            }
           }
-        } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
-          // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
-          // split product about 10% slower (bench_gemm.md).
-          const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
-          if (K_MAJOR) {
-            for (int h = 0; h < kBK / 32; ++h)
-              tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
-          } else {
-            for (int q = 0; q < kBM / 32; ++q)
-              tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
-          }
+          tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
+          if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
         }
-        tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
-        if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
       }
-    }
+    };
+    if (args.x_slice_k == args.k)
+      produce(std::false_type());
+    else
+      produce(std::true_type());
     return;
   }
 
