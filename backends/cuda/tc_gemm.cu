@@ -216,19 +216,14 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1)
       }
 }
 
-/// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded, in the format the plan
-/// chose, so that one launch serves either path: FP32 sources split (halfhalf with the plan's scale
-/// of slot `scale_slot`, or tf32tf32; lo times lo_scale), FP16 sources copied (or widened for
-/// TF32). `parts` holds hi then lo, rows_p x kp elements each of the chosen type. `trans`: k is the
-/// contiguous index of the source.
-template <class Src>
-__global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, void* parts,
-                            const DevicePlan* plan, int scale_slot, float lo_scale) {
-  const bool halves = plan->use_fp16 != 0;
+/// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded: FP32 sources are split
+/// (halfhalf with the plan's scale of slot `scale_slot`, or tf32tf32; lo times lo_scale), FP16
+/// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source.
+template <class Src, class Dst>
+__global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, Dst* hi,
+                            Dst* lo, const DevicePlan* plan, int scale_slot, float lo_scale) {
+  if (!plan_chooses<Dst>(plan)) return;
   const int scale = scale_slot == 0 ? plan->scale_a : plan->scale_b;
-  const std::size_t elems = static_cast<std::size_t>(gridDim.y) * 32 * kp;
-  __half* hi16 = static_cast<__half*>(parts);
-  float* hi32 = static_cast<float*>(parts);
   __shared__ float tile[32][33];  // tile[p][r]
   const index_t r0 = static_cast<index_t>(blockIdx.y) * 32, p0 = static_cast<index_t>(blockIdx.x) * 32;
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -251,18 +246,15 @@ __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, 
     if (p >= kp) continue;
     const float v = tile[tx][yy];
     const index_t o = r * kp + p;
-    if (std::is_same<Src, __half>::value) {  // FP16 is exact in TF32 too
-      if (halves)
-        hi16[o] = __float2half_rn(v);
-      else
-        hi32[o] = v;
-    } else if (halves) {
+    if constexpr (std::is_same<Src, __half>::value) {
+      hi[o] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
+    } else if constexpr (std::is_same<Dst, __half>::value) {
       fp16 h, l;
       split_halfhalf(v, scale, h, l, lo_scale);
-      hi16[o] = __ushort_as_half(h.bits);
-      hi16[elems + o] = __ushort_as_half(l.bits);
+      hi[o] = __ushort_as_half(h.bits);
+      lo[o] = __ushort_as_half(l.bits);
     } else {
-      split_tf32(v, hi32[o], hi32[elems + o], lo_scale);
+      split_tf32(v, hi[o], lo[o], lo_scale);
     }
   }
 }
@@ -288,19 +280,19 @@ __global__ void plan_kernel(const unsigned long long* hist_a, const unsigned lon
 
 index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
 
-/// Packs op(X) of a product, X the product's A (as_b false: rows x k = op(A)) or B (op(B)^T),
-/// into `parts` in the plan's format (pack_kernel).
-void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p, index_t kp, void* parts,
+/// Packs op(X) of a product, X the product's A (as_b false: rows x k = op(A)) or B (op(B)^T).
+template <class T>
+void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo,
           const DevicePlan* plan, int scale_slot, float lo_scale, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(kp / 32), static_cast<unsigned>(rows_p / 32)), block(32, 8);
   // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
   const bool trans = as_b ? x.op == Op::N : x.op == Op::T;
   if (x.fp16)
-    pack_kernel<__half><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, parts, plan,
-                                               scale_slot, lo_scale);
+    pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
+                                                  plan, scale_slot, lo_scale);
   else
-    pack_kernel<float><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, parts, plan,
-                                              scale_slot, lo_scale);
+    pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
+                                                 plan, scale_slot, lo_scale);
   RANDNLA_CUDA_LAUNCH("tc_gemm pack");
 }
 
@@ -413,31 +405,29 @@ Paths possible_paths(TensorCore tc, bool planned_fp32_operand) {
   return {tc != TensorCore::TF32, tc == TensorCore::TF32 || planned_fp32_operand};
 }
 
-/// The mma.sync kernel of path T on operands packed by pack() at a_parts and b_parts.
+/// Packs both operands as T (the FP16 or the TF32 path) into the workspace and launches the
+/// mma.sync kernel for that path.
 template <class T>
-void launch_mma_path(bool a_lo, bool b_lo, GemmArgs args, void* a_parts, void* b_parts,
-                     const tc::NonfiniteState& nonfinite, cudaStream_t s) {
-  const T* a_hi = static_cast<const T*>(a_parts);
-  const T* b_hi = static_cast<const T*>(b_parts);
-  args.a_hi = a_hi, args.a_lo = a_hi + args.mp * args.kp, args.b_hi = b_hi, args.b_lo = b_hi + args.np * args.kp;
-  launch_mma_variant<T>(a_lo, b_lo, args, nonfinite, s);
+void pack_both_and_launch(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
+                          float* workspace, const tc::NonfiniteState& nonfinite, cudaStream_t s) {
+  const std::size_t a_elems = static_cast<std::size_t>(args.mp * args.kp), b_elems = static_cast<std::size_t>(args.np * args.kp);
+  T *ahi = reinterpret_cast<T*>(workspace), *alo = ahi + a_elems, *bhi = alo + a_elems, *blo = bhi + b_elems;
+  pack(a, false, m, k, args.mp, args.kp, ahi, alo, args.plan, 0, kSplitShift, s);
+  pack(b, true, n, k, args.np, args.kp, bhi, blo, args.plan, 1, kSplitShift, s);
+  args.a_hi = ahi, args.a_lo = alo, args.b_hi = bhi, args.b_lo = blo;
+  launch_mma_variant<T>(!a.fp16, !b.fp16, args, nonfinite, s);
 }
 
 /// Both operands packed, the mma.sync kernel (any GPU from sm_80).
 void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
                     TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
-  // Parts of either format at the offsets TF32 parts need, so that one pack launch per operand
-  // serves whichever path the plan chooses.
-  const std::size_t a_elems = static_cast<std::size_t>(args.mp * args.kp), b_elems = static_cast<std::size_t>(args.np * args.kp);
-  float* a_parts = static_cast<float*>(ws.get(2 * (a_elems + b_elems) * sizeof(float)));
-  float* b_parts = a_parts + 2 * a_elems;
+  // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
+  float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
   const auto nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
   args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s, nonfinite);
-  pack(a, false, m, k, args.mp, args.kp, a_parts, args.plan, 0, kSplitShift, s);
-  pack(b, true, n, k, args.np, args.kp, b_parts, args.plan, 1, kSplitShift, s);
   const Paths paths = possible_paths(tc, !a.fp16 || !b.fp16);
-  if (paths.fp16) launch_mma_path<__half>(!a.fp16, !b.fp16, args, a_parts, b_parts, nonfinite, s);
-  if (paths.tf32) launch_mma_path<float>(!a.fp16, !b.fp16, args, a_parts, b_parts, nonfinite, s);
+  if (paths.fp16) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, nonfinite, s);
+  if (paths.tf32) pack_both_and_launch<float>(a, b, m, n, k, args, workspace, nonfinite, s);
   tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
                                 nonfinite, s);
   fill_report(args.plan, false, report, s);
@@ -482,21 +472,21 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   // An FP16 P whose K is contiguous in 16-byte-aligned rows is the FP16 path's operand as it is.
   const bool p_k_contiguous = stream_b ? p.op == Op::T : p.op == Op::N;
   const bool p_as_is = p.fp16 && p_k_contiguous && reinterpret_cast<std::uintptr_t>(p.data) % 16 == 0 && p.ld % 8 == 0;
-  const Paths paths = possible_paths(tc, !p.fp16);
-  if (paths.tf32 || !p_as_is) pack(p, !stream_b, p_rows, k, p_rows_p, kp, base, plan, 1, 1.0f, s);
-  auto launch_path = [&](auto part) {  // part: the packed element type of the path
+  auto pack_and_launch = [&](auto part) {  // part: the packed element type of the path
     using T = decltype(part);
     StreamGemmArgs path = sa;
     if (sizeof(T) == 2 && p_as_is) {
       path.p_hi = p.data, path.p_rows_p = p_rows, path.p_k = k, path.p_ld = p.ld;
     } else {
-      const T* hi = reinterpret_cast<const T*>(base);
-      path.p_hi = hi, path.p_lo = p.fp16 ? nullptr : hi + p_elems;
+      T *hi = reinterpret_cast<T*>(base), *lo = hi + p_elems;
+      pack(p, !stream_b, p_rows, k, p_rows_p, kp, hi, lo, plan, 1, 1.0f, s);
+      path.p_hi = hi, path.p_lo = p.fp16 ? nullptr : lo;
     }
     launch_wgmma_gemm(path, sizeof(T) == 2, s);
   };
-  if (paths.fp16) launch_path(__half());
-  if (paths.tf32) launch_path(float());
+  const Paths paths = possible_paths(tc, !p.fp16);
+  if (paths.fp16) pack_and_launch(__half());
+  if (paths.tf32) pack_and_launch(float());
   tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
                                 sa.nonfinite, s);
   fill_report(plan, stream_b, report, s);
