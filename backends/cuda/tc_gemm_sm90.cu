@@ -84,7 +84,7 @@ __host__ __device__ TileOrder<kBM, BN> tile_order(const StreamGemmArgs& args) {
   return TileOrder<kBM, BN>(args.rows, packed_rows_of(args));
 }
 
-template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
+template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, bool SLICED_X>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_p_hi,
                       const __grid_constant__ CUtensorMap map_p_lo, StreamGemmArgs args, TileRange range) {
@@ -122,46 +122,38 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
-    // One loop per kind of X map, chosen once: a test of the kind in every slice made the products
-    // about 2% slower (ncu, bench_gemm.md).
-    auto produce = [&](auto sliced) {
-      int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
-      for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
-        const int2 rc = order(tile);
-        const int row0 = rc.x * kBM, col0 = rc.y * BN;
-        for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
-          const int s = it % Tl::kStages;
-          mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
-          mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
-          unsigned char* stage = smem + s * Tl::kStageBytes;
-          const int k0 = kb * kBK;
-          if constexpr (!decltype(sliced)::value) {  // X one matrix: a 2-D map
-            if (K_MAJOR) {
-              for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
-            } else {
-              for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
-            }
-          } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
-            // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
-            // split product about 10% slower (bench_gemm.md).
-            const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
-            if (K_MAJOR) {
-              for (int h = 0; h < kBK / 32; ++h)
-                tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
-            } else {
-              for (int q = 0; q < kBM / 32; ++q)
-                tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
-            }
+    int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
+    for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
+      const int2 rc = order(tile);
+      const int row0 = rc.x * kBM, col0 = rc.y * BN;
+      for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
+        const int s = it % Tl::kStages;
+        mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
+        mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
+        unsigned char* stage = smem + s * Tl::kStageBytes;
+        const int k0 = kb * kBK;
+        if constexpr (!SLICED_X) {  // X one matrix: a 2-D map
+          if (K_MAJOR) {
+            for (int h = 0; h < kBK / 32; ++h) tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], k0 + 32 * h, row0);
+          } else {
+            for (int q = 0; q < kBM / 32; ++q) tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, k0);
           }
-          tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
-          if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
+        } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
+          // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
+          // split product about 10% slower (bench_gemm.md).
+          const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
+          if (K_MAJOR) {
+            for (int h = 0; h < kBK / 32; ++h)
+              tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], kx + 32 * h, row0, slice);
+          } else {
+            for (int q = 0; q < kBM / 32; ++q)
+              tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], row0 + 32 * q, kx, slice);
+          }
         }
+        tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
+        if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
       }
-    };
-    if (args.x_slice_k == args.k)
-      produce(std::false_type());
-    else
-      produce(std::true_type());
+    }
     return;
   }
 
@@ -316,11 +308,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
+/// SLICED_X: X's K in slices (a 3-D map), a kernel of its own: a test of the map's kind in every
+/// slice made the products about 2% slower (ncu, bench_gemm.md).
 template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT>;
+  auto kernel = args.x_slice_k == args.k ? wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, false>
+                                         : wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, true>;
   allow_dynamic_shared_memory(kernel, static_cast<int>(Tl::kSmemBytes));
   kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
