@@ -308,14 +308,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-/// SLICED_X: X's K in slices (a 3-D map), a kernel of its own: a test of the map's kind in every
-/// slice made the products about 2% slower (ncu, bench_gemm.md).
+/// X's K in slices: a 3-D map and the SLICED_X kernel, a kernel of its own (a test of the map's
+/// kind in every slice made the products about 2% slower; ncu, bench_gemm.md).
+bool x_in_slices(const StreamGemmArgs& args) { return args.x_slice_k != args.k; }
+
 template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT>
 void launch_range(const CUtensorMap& x, const CUtensorMap& p_hi, const CUtensorMap& p_lo, const StreamGemmArgs& args,
                   TileRange range, int blocks, cudaStream_t s) {
   using Tl = Sm90Tile<T, P_LO, BN>;
-  auto kernel = args.x_slice_k == args.k ? wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, false>
-                                         : wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, true>;
+  auto kernel = x_in_slices(args) ? wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, true>
+                                  : wgmma_gemm_kernel<T, P_LO, BN, K_MAJOR, SPLIT, false>;
   allow_dynamic_shared_memory(kernel, static_cast<int>(Tl::kSmemBytes));
   kernel<<<blocks, kThreads, Tl::kSmemBytes, s>>>(x, p_hi, p_lo, args, range);
   RANDNLA_CUDA_LAUNCH("tc_gemm wgmma kernel");
@@ -330,9 +332,9 @@ void launch(const StreamGemmArgs& args, cudaStream_t s) {
   const index_t inner = K_MAJOR ? args.x_slice_k : args.rows, outer = K_MAJOR ? args.rows : args.x_slice_k;
   const int box = K_MAJOR ? kBM : Tl::kBK;
   const CUtensorMap x =
-      args.x_slice_k == args.k
-          ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, box)
-          : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, slices, args.x_slice_stride, box);
+      x_in_slices(args)
+          ? tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, slices, args.x_slice_stride, box)
+          : tensor_map(args.x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, inner, outer, args.x_ld, box);
   const auto type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const CUtensorMap p_hi = tensor_map(args.p_hi, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
   const CUtensorMap p_lo = tensor_map(args.p_lo, type, sizeof(T), args.p_k, args.p_rows_p, args.p_ld, BN);
