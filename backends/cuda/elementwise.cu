@@ -64,12 +64,15 @@ void scale_lines(const T* scale, MatrixView<T> x, bool by_row, cudaStream_t s) {
 
 }  // namespace
 
-/// Dense: one element per thread. SparseSign: zeros, then one thread per column walking its
-/// non-zeros (O(nnz) Philox calls).
+/// Dense: one Philox block (up to four elements of a column) per thread. SparseSign: zeros, then
+/// one thread per column walking its non-zeros (O(nnz) Philox calls).
 template <class T, class Store>
 void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store store) {
   if (!draw.sparse()) {
-    for_each(x.rows(), x.cols(), s, "fill_random", [=] __device__(index_t i, index_t j) { store(at(x, i, j), draw.at(i, j)); });
+    const index_t rows = x.rows();
+    for_each(RandomDraw::blocks_per_column(rows), x.cols(), s, "fill_random", [=] __device__(index_t q, index_t j) {
+      draw.visit_block(q, j, rows, [&](std::int64_t i, float v) { store(at(x, i, j), v); });
+    });
     return;
   }
   for_each(x.rows(), x.cols(), s, "fill_random zeros", [=] __device__(index_t i, index_t j) { store(at(x, i, j), 0.0f); });

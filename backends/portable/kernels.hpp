@@ -66,11 +66,15 @@ struct RoundToHalf {
   KOKKOS_INLINE_FUNCTION float operator()(float v) const { return to_float(to_fp16(v)); }
 };
 
-/// X(i, j) := draw.at(i, j), rounded to T.
+/// X(i, j) := draw.at(i, j), rounded to T: dense, a Philox block (up to four elements of a column)
+/// per work item.
 template <class Exec, class T>
 void fill_random(const Exec& exec, const RandomDraw& draw, MatrixView<T> x) {
   if (!draw.sparse()) {
-    for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), draw.at(i, j)); });
+    const index_t rows = x.rows();
+    for_each_element(exec, RandomDraw::blocks_per_column(rows), x.cols(), KOKKOS_LAMBDA(index_t q, index_t j) {
+      draw.visit_block(q, j, rows, [&](std::int64_t i, float v) { assign(x(i, j), v); });
+    });
     return;
   }
   for_each_element(exec, x.rows(), x.cols(), KOKKOS_LAMBDA(index_t i, index_t j) { assign(x(i, j), 0.0f); });

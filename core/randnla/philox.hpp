@@ -143,17 +143,40 @@ RANDNLA_HD void sincos_2pi_deterministic(float v, float& c, float& s) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// The Box-Muller pair of words w and w + 1 of a Philox block: (radius cos, radius sin).
+RANDNLA_HD void gaussian_pair(const PhiloxCounter& r, unsigned w, float& c, float& s) {
+  const float u = uniform_open01(r.v[w]);
+  const float v = exact::mul(static_cast<float>(r.v[w + 1] >> 8), 0x1p-24f);
+  const float radius = exact::sqrt(exact::mul(-2.0f, log_deterministic(u)));
+  float cos_v, sin_v;
+  sincos_2pi_deterministic(v, cos_v, sin_v);
+  c = exact::mul(radius, cos_v);
+  s = exact::mul(radius, sin_v);
+}
+
+}  // namespace detail
+
 /// Element e of the dense random matrix described by `spec` (Gaussian or Rademacher), as float.
 RANDNLA_HD float random_element(const RandomSpec& spec, std::uint64_t e) {
   const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, e >> 2);
   if (spec.distribution == Distribution::Rademacher) return (r.v[e & 3u] >> 31) ? -1.0f : 1.0f;
-  const unsigned pair = static_cast<unsigned>(e & 2u);
-  const float u = detail::uniform_open01(r.v[pair]);
-  const float v = exact::mul(static_cast<float>(r.v[pair + 1] >> 8), 0x1p-24f);
-  const float radius = exact::sqrt(exact::mul(-2.0f, detail::log_deterministic(u)));
   float c, s;
-  detail::sincos_2pi_deterministic(v, c, s);
-  return exact::mul(radius, (e & 1u) ? s : c);
+  detail::gaussian_pair(r, static_cast<unsigned>(e & 2u), c, s);
+  return (e & 1u) ? s : c;
+}
+
+/// Elements 4b .. 4b + 3 of the same matrix, random_element's values from one Philox call (and
+/// two Box-Muller pairs) instead of four: what a fill of many elements should call.
+RANDNLA_HD void random_block(const RandomSpec& spec, std::uint64_t b, float (&v)[4]) {
+  const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, b);
+  if (spec.distribution == Distribution::Rademacher) {
+    for (int w = 0; w < 4; ++w) v[w] = (r.v[w] >> 31) ? -1.0f : 1.0f;
+    return;
+  }
+  detail::gaussian_pair(r, 0, v[0], v[1]);
+  detail::gaussian_pair(r, 2, v[2], v[3]);
 }
 
 }  // namespace randnla

@@ -35,12 +35,32 @@ struct RandomDraw {
 
   RANDNLA_HD bool sparse() const { return spec.distribution == Distribution::SparseSign; }
 
+  /// The operator's index of element (i, j) of the filled matrix (random_element's e).
+  RANDNLA_HD std::uint64_t index_of(std::int64_t i, std::int64_t j) const {
+    return static_cast<std::uint64_t>(block.row0 + i) +
+           static_cast<std::uint64_t>(block.col0 + j) * static_cast<std::uint64_t>(block.rows);
+  }
+
   /// Dense distributions: element (i, j) of the filled matrix, i.e. element (row0 + i, col0 + j)
   /// of the operator.
-  RANDNLA_HD float at(std::int64_t i, std::int64_t j) const {
-    return random_element(spec, static_cast<std::uint64_t>(block.row0 + i) +
-                                    static_cast<std::uint64_t>(block.col0 + j) * static_cast<std::uint64_t>(block.rows));
+  RANDNLA_HD float at(std::int64_t i, std::int64_t j) const { return random_element(spec, index_of(i, j)); }
+
+  /// Dense distributions, for fills: visit(i, value) for the rows i in [0, rows) of column j of the
+  /// filled matrix that Philox block q of that column (q = 0: the block holding row 0) gives, up to
+  /// four, from one Philox call. Blocks 0 .. blocks_per_column(rows) - 1 cover the column.
+  template <class Visit>
+  RANDNLA_HD void visit_block(std::int64_t q, std::int64_t j, std::int64_t rows, const Visit& visit) const {
+    const std::int64_t first = static_cast<std::int64_t>(index_of(0, j));
+    const std::int64_t b = (first >> 2) + q;
+    if (4 * b >= first + rows) return;
+    float v[4];
+    random_block(spec, static_cast<std::uint64_t>(b), v);
+    for (int w = 0; w < 4; ++w) {
+      const std::int64_t i = 4 * b + w - first;
+      if (i >= 0 && i < rows) visit(i, v[w]);
+    }
   }
+  RANDNLA_HD static std::int64_t blocks_per_column(std::int64_t rows) { return (rows + 6) / 4; }
 
   /// SparseSign: calls visit(row, value) for each non-zero of operator column `col` above
   /// `row_end`, rows ascending. Consecutive non-zeros are 1 + G rows apart, G geometric with
