@@ -141,10 +141,6 @@ RANDNLA_HD void sincos_2pi_deterministic(float v, float& c, float& s) {
   }
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The Box-Muller pair of words w and w + 1 of a Philox block: (radius cos, radius sin).
 RANDNLA_HD void gaussian_pair(const PhiloxCounter& r, unsigned w, float& c, float& s) {
   const float u = uniform_open01(r.v[w]);
