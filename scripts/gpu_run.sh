@@ -117,6 +117,6 @@ if [ "$what" != tests ]; then
     python3 perf_tests/compare_rounds.py rsvd "$logs" | tee "$logs/compare_rsvd.md"
   fi
   # The device tool returns only a few files from $OUT: the rounds travel as one archive.
-  (cd "$logs" && tar czf bench_rounds.tgz bench_gemm_*_*.txt bench_rsvd_*_*.txt && rm bench_gemm_*_*.txt bench_rsvd_*_*.txt)
+  (cd "$logs" && tar czf bench_rounds.tgz --remove-files bench_gemm_*_*.txt bench_rsvd_*_*.txt)
 fi
 exit $status
