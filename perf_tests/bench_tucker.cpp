@@ -6,7 +6,8 @@
 // slabs of 1 GiB and of 64 MiB). Each: median of 3 runs
 // after a warm-up, the phases of the last run (Fig. 9's breakdown), the relative error against A
 // (FP64 sums), the speed-up over the baseline.
-// Usage: bench_tucker [--quick]
+// Usage: bench_tucker [--quick] [--only TEXT]
+//   --only TEXT: only the variants whose name contains TEXT, and only the first case (for ncu).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -49,7 +50,7 @@ struct Variant {
   std::size_t slab_bytes = TuckerOptions().slab_bytes;
 };
 
-void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
+void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank, const std::string& only = "") {
   const OwnedTensor a = test_tensor(b, dims, rank);
   const PackedTensor at = a.view();
   std::string shape;
@@ -79,6 +80,7 @@ void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
   };
   double baseline = 0;
   for (const Variant& v : variants) {
+    if (std::string(v.name).find(only) == std::string::npos) continue;
     TuckerOptions o;
     o.variant = v.variant, o.sketch = v.sketch, o.orthonormalizer = v.orth, o.slab_bytes = v.slab_bytes;
     TuckerResult r;
@@ -95,13 +97,15 @@ void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank) {
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const std::string only = argc > 2 && std::strcmp(argv[argc - 2], "--only") == 0 ? argv[argc - 1] : "";
   auto b = make_backend(cuda_available() ? BackendKind::Cuda : BackendKind::Host);
   std::printf("bench_tucker on %s\n", b->description().c_str());
   if (quick) {
-    run_case(*b, {128, 128, 128}, 16);
+    run_case(*b, {128, 128, 128}, 16, only);
     return 0;
   }
-  run_case(*b, {1024, 1024, 1024}, 64);
+  run_case(*b, {1024, 1024, 1024}, 64, only);
+  if (!only.empty()) return 0;
   run_case(*b, {1024, 1024, 1024}, 128);
   run_case(*b, {192, 192, 192, 192}, 32);
   return 0;
