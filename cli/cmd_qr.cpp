@@ -70,7 +70,7 @@ int run_qr(int argc, char** argv) {
   } else {
     used = orthonormalize(b, q.view(), method);
   }
-  const double ms = clock.lap("qr");
+  const double ms = clock.lap_ms("qr");
   if (method != Orthonormalizer::Tsqr) b.product(Op::T, Op::N, 1.0f, q, a, 0.0f, r, ProductPrecision::fp32());  // R = Q^T A
   std::printf("A %lld x %lld: %s in %.3f ms\n", static_cast<long long>(m), static_cast<long long>(n), to_string(used), ms);
   if (method == Orthonormalizer::Tsqr)

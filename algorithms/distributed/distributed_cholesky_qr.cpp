@@ -163,6 +163,7 @@ DistributedQrResult distributed_rand_cholesky_qr(Backend& b, Communicator& comm,
   clock.lap("CholeskyQR pass");
   write_factors(b, z, upper_times(r_of(b, pass), upper_on_host(b, r0), a.cols()), out, res);  // A = Z R0 = Q R1 R0
   clock.lap("Q and R");
+  clock.finish();
   return res;
 }
 
@@ -179,6 +180,7 @@ DistributedQrResult distributed_cholesky_qr2(Backend& b, Communicator& comm, Mat
   clock.lap("CholeskyQR passes");
   write_factors(b, y, upper_times(r_of(b, second), r_of(b, first), a.cols()), out, res);  // A = Q1 R1 = Q R2 R1
   clock.lap("Q and R");
+  clock.finish();
   return res;
 }
 

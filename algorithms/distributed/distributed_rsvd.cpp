@@ -103,6 +103,7 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   clock.lap("Q^T A");
   assemble(b, prod, bt, y, k, out ? out : backend_matrices(b), res);
   clock.lap("small SVD, U = Q Uhat");
+  clock.finish();
   return res;
 }
 
@@ -204,6 +205,7 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
            MatrixView<const float>(q.view()).block(0, 0, m, rank), rank, out ? out : backend_matrices(b), res);
   clock.lap("small SVD, U = Q Uhat");
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm2 > 0 ? std::sqrt(norm2) : 1.0);
+  clock.finish();
   return res;
 }
 

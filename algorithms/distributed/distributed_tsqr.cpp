@@ -41,6 +41,7 @@ DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<
   comm.broadcast(b, res.R.view(), 0);  // bitwise the same R on every rank, also on unlike devices
   res.report.words_sent += static_cast<double>(n * n);
   clock.lap("Q_i = Q_local Q_stack,i");
+  clock.finish();
   return res;
 }
 

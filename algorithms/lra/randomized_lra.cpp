@@ -251,6 +251,7 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
     b.copy(MatrixView<const float>(x.view().block(0, 0, m, rank)), res.X.view());
     b.copy(MatrixView<const float>(y.view().block(0, 0, n, rank)), res.Y.view());
   }
+  clock.finish();
   return res;
 }
 

@@ -115,6 +115,7 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
         residual_estimate(b, a, res.U, res.S, res.V, o.error_probes, o.seed, b.frobenius_norm(a));
     clock.lap("error estimate");
   }
+  clock.finish();
   return res;
 }
 
@@ -181,6 +182,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
            out ? out : backend_matrices(b), res);
   clock.lap("U = Q Uhat");
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm_a > 0 ? norm_a : 1.0);
+  clock.finish();
   return res;
 }
 

@@ -233,6 +233,7 @@ TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index
     res.factors.push_back(out(a.extents[n], ranks[n], "Q" + std::to_string(n)));
     b.copy(q[n].view(), res.factors.back().view());
   }
+  run.clock.finish();
   return res;
 }
 

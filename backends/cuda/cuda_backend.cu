@@ -164,6 +164,21 @@ class CudaBackend final : public Backend {
   }
 
   void synchronize() override { const DeviceScope scope(device_); RANDNLA_CUDA(cudaStreamSynchronize(stream())); }
+  std::shared_ptr<void> queue_mark() override {
+    const DeviceScope scope(device_);
+    cudaEvent_t event = nullptr;
+    RANDNLA_CUDA(cudaEventCreate(&event));
+    std::shared_ptr<void> mark(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+    RANDNLA_CUDA(cudaEventRecord(event, stream()));
+    return mark;
+  }
+  double milliseconds_between(const std::shared_ptr<void>& earlier, const std::shared_ptr<void>& later) override {
+    const DeviceScope scope(device_);
+    RANDNLA_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(later.get())));
+    float ms = 0.0f;
+    RANDNLA_CUDA(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(earlier.get()), static_cast<cudaEvent_t>(later.get())));
+    return ms;
+  }
 
  protected:
   void do_copy(MatrixView<const float> s, MatrixView<float> d) override {

@@ -47,6 +47,14 @@ class DeviceContext {
   void reset_peak_memory() { memory_->peak.store(memory_->now.load()); }
   /// Waits for all work queued on this context (its stream or execution-space instance).
   virtual void synchronize() = 0;
+  /// A mark put in the queue without waiting (a CUDA event): it is reached when the work queued
+  /// before it has run. Null where this context has no such marks (the Stopwatch then waits for
+  /// the queue and reads the host clock).
+  virtual std::shared_ptr<void> queue_mark() { return nullptr; }
+  /// Milliseconds between two marks of queue_mark(), `earlier` queued first; waits for `later`.
+  virtual double milliseconds_between(const std::shared_ptr<void>& /*earlier*/, const std::shared_ptr<void>& /*later*/) {
+    throw UnsupportedConfiguration("queue marks: not on " + description());
+  }
 
   /// dst := src for same-shape views, any spaces. Blocks until done.
   void copy(MatrixView<const float> src, MatrixView<float> dst) { checked_copy(src, dst); }

@@ -1,11 +1,12 @@
-// What an algorithm reports of its run: named phases and their wall-clock times, measured by one
-// timer that waits for the backend's queued work, with an optional progress callback.
+// What an algorithm reports of its run: named phases and their times, measured by one timer of the
+// backend's queue (its marks, or the host clock after waiting), with an optional progress callback.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,28 +58,72 @@ class PhaseReport {
   std::vector<std::pair<std::string, double>> phases_;
 };
 
-/// Wall-clock milliseconds of the work queued on a backend since the last lap (the backend is
-/// synchronised first), added to a report and passed to the progress callback.
+/// Milliseconds of the work queued on a backend between laps, added to a report and passed to the
+/// progress callback. Where the backend marks its queue (CUDA events), a lap puts a mark there and
+/// returns without waiting, so that phases follow each other on the device without a pause: the
+/// report gets the phases' times at finish() (or at the next lap_ms(), or when the Stopwatch
+/// goes), and with a progress callback at every lap. Elsewhere every lap waits for the queue and
+/// reads the host clock.
 class Stopwatch {
  public:
   explicit Stopwatch(Backend& b, PhaseReport* report = nullptr, Progress progress = nullptr)
-      : b_(b), report_(report), progress_(std::move(progress)), t_(now()) {}
-  double lap(const std::string& phase) {
-    b_.synchronize();
-    const auto t = now();
-    const double ms = std::chrono::duration<double, std::milli>(t - t_).count();
-    t_ = t;
-    if (report_) report_->add(phase, ms);
-    if (progress_) progress_(phase, ms);
+      : b_(b), report_(report), progress_(std::move(progress)), last_(mark()) {}
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+  ~Stopwatch() {
+    try {
+      finish();
+    } catch (...) {  // a destructor must not throw; the report then lacks the phases left
+    }
+  }
+
+  /// Ends `phase`: the work queued since the last lap is its work.
+  void lap(const std::string& phase) {
+    pending_.emplace_back(phase, mark());
+    if (progress_) finish();
+  }
+  /// Ends `phase` and returns its milliseconds, waiting for its work.
+  double lap_ms(const std::string& phase) {
+    lap(phase);
+    return finish();
+  }
+  /// Puts the phases lapped so far into the report, waiting for the last; returns the last's milliseconds.
+  double finish() {
+    double ms = 0.0;
+    for (auto& p : pending_) {
+      ms = milliseconds(last_, p.second);
+      last_ = std::move(p.second);
+      if (report_) report_->add(p.first, ms);
+      if (progress_) progress_(p.first, ms);
+    }
+    pending_.clear();
     return ms;
   }
 
  private:
-  static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
+  using Clock = std::chrono::steady_clock;
+  struct Mark {
+    std::shared_ptr<void> queued;  // the backend's mark, or null: then `host`, after waiting
+    Clock::time_point host;
+  };
+  Mark mark() {
+    Mark m{b_.queue_mark(), {}};
+    if (!m.queued) {
+      b_.synchronize();
+      m.host = Clock::now();
+    }
+    return m;
+  }
+  double milliseconds(const Mark& from, const Mark& to) {
+    if (from.queued) return b_.milliseconds_between(from.queued, to.queued);
+    return std::chrono::duration<double, std::milli>(to.host - from.host).count();
+  }
+
   Backend& b_;
   PhaseReport* report_;
   Progress progress_;
-  std::chrono::steady_clock::time_point t_;
+  Mark last_;
+  std::vector<std::pair<std::string, Mark>> pending_;
 };
 
 /// Median wall time in milliseconds of `reps` runs of f after `warmups` untimed runs, each timed
@@ -86,11 +131,11 @@ class Stopwatch {
 inline double median_ms(Backend& b, const std::function<void()>& f, int reps = 10, int warmups = 2) {
   for (int i = 0; i < warmups; ++i) f();
   Stopwatch clock(b);
-  clock.lap("warm-up");
+  clock.lap_ms("warm-up");
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     f();
-    t.push_back(clock.lap("run"));
+    t.push_back(clock.lap_ms("run"));
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
