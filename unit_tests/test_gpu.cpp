@@ -1,6 +1,7 @@
 // GPU tests (label gpu): skipped without a GPU; on the H100 they hold the CUDA backend to the
 // portable backend on the host (bit for bit where the arithmetic is defined bit for bit) and to FP64 references.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,42 @@ TEST(Gpu, OmegaOnDeviceEqualsOmegaOnHostBitForBit) {
       ASSERT_EQ(std::memcmp(hh.data(), backh.data(), sizeof(fp16) * rows * cols), 0) << rows;
     }
   }
+}
+
+// The phases' times come from marks in the CUDA stream, not from waiting at every phase: after the
+// call the report has every phase once, in the order they first ran, each time finite and not
+// negative, adding up to at most the call's wall time; a progress callback gets every lap as it ends.
+TEST(Gpu, PhaseReportFromQueueMarksHasEveryPhaseWithinTheCallsTime) {
+  RANDNLA_REQUIRE_GPU();
+  auto b = make_backend(BackendKind::Cuda);
+  std::vector<double> sigma(500);
+  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = 1.0 / (1.0 + static_cast<double>(i));
+  const Matrix<float> a = test::to_backend(*b, test::matrix_with_spectrum(2000, 500, sigma, 7));
+  RsvdOptions o;
+  o.power_iterations = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const RsvdResult r = rsvd(*b, a, 32, o);
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<std::string> names;
+  double total = 0.0;
+  for (const auto& [phase, ms] : r.report.phases.phases()) {
+    names.push_back(phase);
+    EXPECT_TRUE(std::isfinite(ms) && ms >= 0.0) << phase << " " << ms;
+    total += ms;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"projection", "input check", "orthonormalisation", "Q^T A", "small SVD",
+                                             "U = Q Uhat", "error estimate"}));
+  EXPECT_GT(total, 0.0);
+  EXPECT_LE(total, wall);
+  std::vector<std::string> laps;
+  o.progress = [&](const std::string& phase, double ms) {
+    EXPECT_TRUE(std::isfinite(ms) && ms >= 0.0) << phase;
+    laps.push_back(phase);
+  };
+  rsvd(*b, a, 32, o);
+  EXPECT_EQ(laps, (std::vector<std::string>{"projection", "input check", "orthonormalisation", "projection",
+                                            "orthonormalisation", "projection", "orthonormalisation", "Q^T A",
+                                            "small SVD", "U = Q Uhat", "error estimate"}));
 }
 
 // Two backends, each on its own stream, used from two host threads at once (the first launches of
@@ -233,14 +270,16 @@ Matrix<fp16> to_device_fp16(Backend& dev, const test::HostMatrix<float>& x) {
   return h;
 }
 
-// Odd sizes, transposes, beta; the last two cases give the wgmma kernel an FP16 operand with
-// contiguous K in 16-byte rows, which it reads as it is (as op(B) = B, then as op(A) = A^T).
+// Odd sizes, transposes, beta; the fifth and sixth cases give the wgmma kernel an FP16 operand with
+// contiguous K in 16-byte rows, which it reads as it is (as op(B) = B, then as op(A) = A^T); the
+// last two, a packed operand of at most 64 rows, its 64-wide tiles.
 TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
-  const Case cases[] = {{1000, 513, 100, Op::N, Op::N, 0.0f, 0}, {257, 130, 1023, Op::T, Op::N, 0.5f, 3},
+  const Case cases[] = {{1000, 513, 100, Op::N, Op::N, 0.0f, 0},  {257, 130, 1023, Op::T, Op::N, 0.5f, 3},
                         {129, 300, 4100, Op::N, Op::T, -1.0f, 0}, {64, 200, 16384, Op::T, Op::T, 0.0f, 1},
-                        {300, 257, 1024, Op::N, Op::N, 0.5f, 0}, {250, 129, 1000, Op::T, Op::T, 0.0f, 0}};
+                        {300, 257, 1024, Op::N, Op::N, 0.5f, 0},  {250, 129, 1000, Op::T, Op::T, 0.0f, 0},
+                        {2000, 64, 1500, Op::N, Op::N, 0.5f, 0},  {777, 33, 2049, Op::T, Op::N, 0.0f, 2}};
   for (const char* kernel : tensor_core_kernels(*dev)) {
     ScopedEnv env("RANDNLA_TC_KERNEL", kernel);
     for (const Case& c : cases)
@@ -275,7 +314,8 @@ TEST(Gpu, EveryKernelAndOperandVariantWithin2xOfSgemm) {
 
 // Products whose last tiles the wgmma kernel splits along K (on the H100's 132 SMs: 136 tiles of
 // 128 x 128 are one round of whole tiles and 4 split tiles; one 128 x 136 tile, the 136-wide
-// kind, is split alone), the parts' sums added in a fixed order by the last part to arrive. Each
+// kind, is split alone; eight 128 x 64 tiles, the 64-wide kind, as a rank-48 sketch's are), the
+// parts' sums added in a fixed order by the last part to arrive. Each
 // must be as accurate as SGEMM, with or without the split (RANDNLA_TC_SPLIT_PARTS = 1 turns it
 // off), and identical bit for bit from run to run whichever part finishes last.
 TEST(Gpu, SplitTailTilesAreAccurateAndBitwiseRepeatable) {
@@ -283,7 +323,7 @@ TEST(Gpu, SplitTailTilesAreAccurateAndBitwiseRepeatable) {
   auto dev = make_backend(BackendKind::Cuda);
   struct Shape {
     index_t m, n, k;
-  } shapes[] = {{136 * 128, 128, 2048}, {128, 136, 8192}};
+  } shapes[] = {{136 * 128, 128, 2048}, {128, 136, 8192}, {1024, 48, 16384}};
   for (const Shape& sh : shapes) {
     const auto a = test::random_matrix(sh.m, sh.k, Elements::Normal, 61);
     const auto b = fp16_exact(test::random_matrix(sh.k, sh.n, Elements::Normal, 62));

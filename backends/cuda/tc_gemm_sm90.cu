@@ -9,7 +9,7 @@
 // bands of 8 row tiles for L2 reuse; a last round that would leave SMs idle is split along K in
 // a second launch, TileRange), BN = 128, or 136 where that covers the packed operand's rows in
 // fewer padded rows (an RSVD's l = k + p = 266 or 272 takes two 136-wide tiles instead of three
-// 128-wide ones, 41% of them padding):
+// 128-wide ones, 41% of them padding), or 64 where it has at most 64 rows:
 //  - a producer warp streams K slices of both operands into a ring of shared-memory stages with
 //    the bulk tensor copy engine (TMA, 128-byte swizzle);
 //  - two consumer warpgroups, each owning 64 rows of C: per slice, each thread loads its 32 (FP16)
@@ -59,11 +59,13 @@ constexpr int kConsumers = 2, kThreads = 128 * (kConsumers + 1);
 // up to the H100's 227 KiB per block (less alignment slack and the barriers).
 constexpr int kSmemPreferred = 200704, kSmemMax = 232448 - 2048;
 
-/// BN = 128 + 8 * kExtraN8: the tile's columns, as one wgmma N = 128 and kExtraN8 (0 or 1) N = 8.
+/// BN = kMainN + 8 * kExtraN8: the tile's columns, as one wgmma N = kMainN (64 or 128, kAcc = kMainN / 2
+/// accumulators a thread) and kExtraN8 (0 or 1) N = 8.
 template <class T, bool P_LO, int BN>
 struct Sm90Tile {
-  static_assert(BN == 128 || BN == 136, "tiles are 128 or 128 + 8 columns wide");
-  static constexpr int kExtraN8 = (BN - 128) / 8;
+  static_assert(BN == 64 || BN == 128 || BN == 136, "tiles are 64, 128 or 128 + 8 columns wide");
+  static constexpr int kMainN = BN == 64 ? 64 : 128, kAcc = kMainN / 2;
+  static constexpr int kExtraN8 = (BN - kMainN) / 8;
   static constexpr int kBK = kSliceBytes / static_cast<int>(sizeof(T));  // 64 (FP16) or 32 (TF32)
   static constexpr int kStreamBytes = kBM * kBK * 4;                     // the FP32 slice as loaded
   static constexpr int kPackedTile = BN * kSliceBytes;                   // a multiple of 1024 (8 rows)
@@ -173,9 +175,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   std::uint32_t lane_offsets[L::kOffsets];
 #pragma unroll
   for (int i = 0; i < L::kOffsets; ++i) lane_offsets[i] = L::lane_offset(i, wrow, g, t);
-  float main_acc[64], fresh[64], main_x[4], fresh_x[4];  // *_x: the extra 8 columns (BN = 136)
+  constexpr int kAcc = Tl::kAcc;
+  float main_acc[kAcc], fresh[kAcc], main_x[4], fresh_x[4];  // *_x: the extra 8 columns (BN = 136)
 #pragma unroll
-  for (int e = 0; e < 64; ++e) fresh[e] = 0.0f;
+  for (int e = 0; e < kAcc; ++e) fresh[e] = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
   int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
@@ -248,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < 2; ++h)
       w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (kb + 1 < nk ? next.unscale[h] : 0.0f);
 #pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = __fmaf_rn(fresh[e], w[(e >> 1) & 1], main_acc[e]);
+    for (int e = 0; e < kAcc; ++e) main_acc[e] = __fmaf_rn(fresh[e], w[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) main_x[e] = __fmaf_rn(fresh_x[e], w[(e >> 1) & 1], main_x[e]);
@@ -258,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float unscale_p = plan_unscale<T>(args.c_args.plan);
   for (int tile = first_tile; tile < end_tile; tile += gridDim.x, it0 += nk) {
 #pragma unroll
-    for (int e = 0; e < 64; ++e) main_acc[e] = 0.0f;
+    for (int e = 0; e < kAcc; ++e) main_acc[e] = 0.0f;
 #pragma unroll
     for (int e = 0; e < 4; ++e) main_x[e] = 0.0f;
     if (nk > 0) prepare(0, even);
@@ -288,11 +291,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     std::uint64_t mask = 0;
     unsigned mask_x = 0;
 #pragma unroll
-    for (int e = 0; e < 64; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
+    for (int e = 0; e < kAcc; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
 #pragma unroll
     for (int e = 0; e < 4; ++e) mask_x |= unsigned{Tl::kExtraN8 && non_finite(main_x[e])} << e;
 #pragma unroll
-    for (int e = 0; e < 64; ++e)
+    for (int e = 0; e < kAcc; ++e)
       if (!((mask >> e) & 1)) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
 #pragma unroll
@@ -367,10 +370,21 @@ void launch_layouts(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   args.x_k_major ? launch_tiles<BN, true>(args, fp16, s) : launch_tiles<BN, false>(args, fp16, s);
 }
 
-/// C's tiles are 136 wide where that covers the packed operand's rows in fewer padded rows, else 128.
+/// C's tiles are 64 wide where the packed operand has at most 64 rows (half the Tensor Core work of
+/// a 128-wide tile, and more stages in flight: a sketch of rank 64 or less), 136 where that covers
+/// its rows in fewer padded rows, else 128.
 int tile_width(const StreamGemmArgs& args) {
   const index_t p = packed_rows_of(args);
+  if (p <= 64) return 64;
   return ((p + 135) / 136) * 136 < ((p + 127) / 128) * 128 ? 136 : 128;
+}
+
+index_t tile_count(const StreamGemmArgs& args) {
+  switch (tile_width(args)) {
+    case 64: return tile_order<64>(args).tiles();
+    case 136: return tile_order<136>(args).tiles();
+    default: return tile_order<128>(args).tiles();
+  }
 }
 
 }  // namespace
@@ -383,7 +397,7 @@ bool wgmma_gemm_available(int device) {
 }
 
 std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args) {
-  const index_t tiles = tile_width(args) == 136 ? tile_order<136>(args).tiles() : tile_order<128>(args).tiles();
+  const index_t tiles = tile_count(args);
   const int sms = multiprocessors();
   // Either path may run: FP16 slices (kBK 64) or TF32 ones (kBK 32).
   const Schedule fp16 = schedule(tiles, static_cast<int>(args.kp / Sm90Tile<__half, false, 128>::kBK), sms);
@@ -395,7 +409,11 @@ std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args) {
 
 void launch_wgmma_gemm(const StreamGemmArgs& args, bool fp16, cudaStream_t s) {
   static_assert(kPadRows % 128 == 0 && kPadK % (kSliceBytes / 2) == 0, "packing must cover the tiles");
-  tile_width(args) == 136 ? launch_layouts<136>(args, fp16, s) : launch_layouts<128>(args, fp16, s);
+  switch (tile_width(args)) {
+    case 64: return launch_layouts<64>(args, fp16, s);
+    case 136: return launch_layouts<136>(args, fp16, s);
+    default: return launch_layouts<128>(args, fp16, s);
+  }
 }
 
 }  // namespace cuda

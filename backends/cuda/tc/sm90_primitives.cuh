@@ -1,7 +1,7 @@
 // Hopper (sm_90a) building blocks of the Tensor Core kernels: shared-memory addresses, mbarriers,
-// the bulk tensor copy (TMA) and its tensor maps, wgmma descriptors, fences and the m64n128 /
-// m64n8 wgmma instructions on FP16 and TF32 register fragments. Device code exists only where
-// the sm_90a features do (__CUDA_ARCH_FEAT_SM90_ALL); the tensor-map helpers are host code.
+// the bulk tensor copy (TMA) and its tensor maps, wgmma descriptors, fences and the m64n128,
+// m64n64 and m64n8 wgmma instructions on FP16 and TF32 register fragments. Device code exists only
+// where the sm_90a features do (__CUDA_ARCH_FEAT_SM90_ALL); the tensor-map helpers are host code.
 #pragma once
 
 #include <cuda.h>
@@ -88,7 +88,7 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
-// The operand lists of the wgmma wrappers: 64 (n128) or 4 (n8) FP32 accumulators a thread, then
+// The operand lists of the wgmma wrappers: 64 (n128), 32 (n64) or 4 (n8) FP32 accumulators a thread, then
 // the four A fragment registers, the B descriptor and scale-d.
 #define RANDNLA_WGMMA_D64                                                                               \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
@@ -104,6 +104,14 @@ __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_grou
       "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),          \
       "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),          \
       "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define RANDNLA_WGMMA_D32                                                                               \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p"
+#define RANDNLA_WGMMA_D32_OUT \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define RANDNLA_WGMMA_D4 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p"
 #define RANDNLA_WGMMA_D4_OUT "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define RANDNLA_WGMMA_IN "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d)
@@ -121,6 +129,22 @@ __device__ __forceinline__ void wgmma(float (&d)[64], const std::uint32_t (&a)[4
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " RANDNLA_WGMMA_D64 ", %70, 1;\n}\n"
                : RANDNLA_WGMMA_D64_OUT
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
+}
+
+/// The same for tiles 64 wide (m64n64: 32 accumulators a thread).
+template <int SIGN>
+__device__ __forceinline__ void wgmma(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, __half) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " RANDNLA_WGMMA_D32 ", %38, 1, 0;\n}\n"
+               : RANDNLA_WGMMA_D32_OUT
+               : RANDNLA_WGMMA_IN, "n"(SIGN));
+}
+template <int SIGN>
+__device__ __forceinline__ void wgmma(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t db, int scale_d, float) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " RANDNLA_WGMMA_D32 ", %38, 1;\n}\n"
+               : RANDNLA_WGMMA_D32_OUT
                : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
 
@@ -143,6 +167,8 @@ __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)
 }
 #undef RANDNLA_WGMMA_D64
 #undef RANDNLA_WGMMA_D64_OUT
+#undef RANDNLA_WGMMA_D32
+#undef RANDNLA_WGMMA_D32_OUT
 #undef RANDNLA_WGMMA_D4
 #undef RANDNLA_WGMMA_D4_OUT
 #undef RANDNLA_WGMMA_IN

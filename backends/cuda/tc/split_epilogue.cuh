@@ -11,7 +11,7 @@ namespace randnla {
 namespace cuda {
 namespace tc {
 
-/// Accumulators a consumer thread keeps: 64 (m64n128) + 4 (m64n8).
+/// Accumulators a consumer thread keeps, at most: 64 (m64n128; m64n64 tiles keep 32) + 4 (m64n8).
 constexpr int kPartialElems = 68;
 
 /// Scratch floats of a split launch: per block and consumer warpgroup, kPartialElems partial sums
@@ -27,8 +27,9 @@ __host__ __device__ constexpr std::size_t partial_floats(int blocks) {
 /// part that arrives last, whose acc and x then hold the parts' sums added in part order (each
 /// part fences its stores before counting its arrival, so the last sees them all). Named barrier
 /// 1 + cw synchronises the warpgroup's 128 threads.
-template <int CONSUMERS, bool EXTRA>
-__device__ bool sum_of_parts(void* scratch, int parts, int tid, int cw, float (&acc)[64], float (&x)[4]) {
+template <int CONSUMERS, bool EXTRA, int ACC>
+__device__ bool sum_of_parts(void* scratch, int parts, int tid, int cw, float (&acc)[ACC], float (&x)[4]) {
+  static_assert(ACC <= 64, "the slots hold 64 accumulators and the extra 4");
   float* partials = static_cast<float*>(scratch);
   int* arrivals = reinterpret_cast<int*>(partials + partial_floats<CONSUMERS>(gridDim.x));
   auto slot = [&](int block, int e) {
@@ -36,7 +37,7 @@ __device__ bool sum_of_parts(void* scratch, int parts, int tid, int cw, float (&
   };
   const int block = blockIdx.x, first = block - block % parts;
 #pragma unroll
-  for (int e = 0; e < 64; ++e) *slot(block, e) = acc[e];
+  for (int e = 0; e < ACC; ++e) *slot(block, e) = acc[e];
   if (EXTRA) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) *slot(block, 64 + e) = x[e];
@@ -49,13 +50,13 @@ __device__ bool sum_of_parts(void* scratch, int parts, int tid, int cw, float (&
   if (!last[cw]) return false;
   __threadfence();
 #pragma unroll
-  for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+  for (int e = 0; e < ACC; ++e) acc[e] = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) x[e] = 0.0f;
 #pragma unroll 1
   for (int part = first; part < first + parts; ++part) {
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] += __ldcg(slot(part, e));
+    for (int e = 0; e < ACC; ++e) acc[e] += __ldcg(slot(part, e));
     if (EXTRA) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) x[e] += __ldcg(slot(part, 64 + e));
