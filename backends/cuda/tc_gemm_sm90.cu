@@ -125,9 +125,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
     // Where C is one tile wide, each slice of X is read by one block, once: evicting it first
-    // keeps P, which every row tile reads, in L2 (an RSVD's or Tucker sketch's Omega, 128 MB at
-    // 2^20 x 64, otherwise crossed device memory again for most row tiles).
-    const std::uint64_t x_policy = l2_policy(order.col_tiles == 1), p_policy = l2_policy(false);
+    // keeps P, which every row tile reads, in L2 (a Tucker sketch's Omega, 128 MB at 2^20 x 64,
+    // otherwise crossed device memory again for most row tiles). Elsewhere the plain copy: under
+    // an evict-normal policy, the TCEC products ran 10-16% slower (bench_gemm.md).
+    const bool read_once = order.col_tiles == 1;
+    const std::uint64_t once = evict_first_policy();
+    auto load_x = [&](void* dst, std::uint64_t* bar, auto... coords) {
+      if (read_once)
+        tma_load_with_policy(dst, &map_x, bar, once, coords...);
+      else
+        tma_load(dst, &map_x, bar, coords...);
+    };
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
     for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
       const int2 rc = order(tile);
@@ -140,11 +148,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int k0 = kb * kBK;
         if constexpr (!SLICED_X) {  // X one matrix: a 2-D map
           if (K_MAJOR) {
-            for (int h = 0; h < kBK / 32; ++h)
-              tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], x_policy, k0 + 32 * h, row0);
+            for (int h = 0; h < kBK / 32; ++h) load_x(stage + h * (kBM * 128), &loaded[s], k0 + 32 * h, row0);
           } else {
-            for (int q = 0; q < kBM / 32; ++q)
-              tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], x_policy, row0 + 32 * q, k0);
+            for (int q = 0; q < kBM / 32; ++q) load_x(stage + q * (kBK * 128), &loaded[s], row0 + 32 * q, k0);
           }
         } else {  // X's K in slices, a 3-D map: a kernel slice never crosses one (x_slice_k a multiple of kBK)
           // 32-bit division: a 64-bit one is a called routine, whose mere presence made every
@@ -152,14 +158,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int slice_k = static_cast<int>(args.x_slice_k), slice = k0 / slice_k, kx = k0 - slice * slice_k;
           if (K_MAJOR) {
             for (int h = 0; h < kBK / 32; ++h)
-              tma_load(stage + h * (kBM * 128), &map_x, &loaded[s], x_policy, kx + 32 * h, row0, slice);
+              load_x(stage + h * (kBM * 128), &loaded[s], kx + 32 * h, row0, slice);
           } else {
             for (int q = 0; q < kBM / 32; ++q)
-              tma_load(stage + q * (kBK * 128), &map_x, &loaded[s], x_policy, row0 + 32 * q, kx, slice);
+              load_x(stage + q * (kBK * 128), &loaded[s], row0 + 32 * q, kx, slice);
           }
         }
-        tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], p_policy, k0, col0);
-        if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], p_policy, k0, col0);
+        tma_load(stage + Tl::kStreamBytes, &map_p_hi, &loaded[s], k0, col0);
+        if (P_LO) tma_load(stage + Tl::kStreamBytes + kPackedTile, &map_p_lo, &loaded[s], k0, col0);
       }
     }
     return;

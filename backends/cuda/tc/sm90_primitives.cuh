@@ -46,20 +46,34 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
-/// An L2 eviction policy for the bulk tensor copies: evict first (data read once, which should not
-/// push data read again out of L2) or normal.
-__device__ __forceinline__ std::uint64_t l2_policy(bool evict_first) {
+/// Box (c0, c1) of a 2-D tensor map into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+/// Box (c0, c1, c2) of a 3-D tensor map into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+      : "memory");
+}
+
+/// The L2 policy of data read once, which should not push data read again out of L2: evict first.
+__device__ __forceinline__ std::uint64_t evict_first_policy() {
   std::uint64_t policy;
-  if (evict_first)
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  else
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
   return policy;
 }
 
-/// Box (c0, c1) of a 2-D tensor map into shared memory, completing on `bar`, under L2 `policy`.
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, std::uint64_t policy,
-                                         int c0, int c1) {
+/// tma_load (2-D) under an L2 `policy` (evict_first_policy).
+__device__ __forceinline__ void tma_load_with_policy(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                                     std::uint64_t policy, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
       "%3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
@@ -67,9 +81,9 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
       : "memory");
 }
 
-/// Box (c0, c1, c2) of a 3-D tensor map into shared memory, completing on `bar`, under L2 `policy`.
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, std::uint64_t policy,
-                                         int c0, int c1, int c2) {
+/// tma_load (3-D) under an L2 `policy` (evict_first_policy).
+__device__ __forceinline__ void tma_load_with_policy(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                                     std::uint64_t policy, int c0, int c1, int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
       "%3, %4}], [%5], %6;\n" ::"r"(smem_addr(dst)),
