@@ -124,11 +124,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid != 0) return;
-    // Where C is one tile wide, each slice of X is read by one block, once: evicting it first
-    // keeps P, which every row tile reads, in L2 (a Tucker sketch's Omega, 128 MB at 2^20 x 64,
-    // otherwise crossed device memory again for most row tiles). Elsewhere the plain copy: under
-    // an evict-normal policy, the TCEC products ran 10-16% slower (bench_gemm.md).
-    const bool read_once = order.col_tiles == 1;
+    // In the split launch of a product one tile wide (a sketch: few row tiles, each split along
+    // K), each slice of X is read by one block, once: evicting it first keeps P, which every row
+    // tile reads, in L2 (a Tucker sketch's Omega, 128 MB at 2^20 x 64, otherwise crossed device
+    // memory again for most row tiles). Every other launch has the plain copy and no test in its
+    // loop: an evict-normal policy made the TCEC products 10-16% slower, a test of the policy in
+    // the loop 2-3% (bench_gemm.md).
+    const bool read_once = SPLIT && order.col_tiles == 1;
     const std::uint64_t once = evict_first_policy();
     auto load_x = [&](void* dst, std::uint64_t* bar, auto... coords) {
       if (read_once)
