@@ -176,7 +176,8 @@ class CudaBackend final : public Backend {
     const DeviceScope scope(device_);
     RANDNLA_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(later.get())));
     float ms = 0.0f;
-    RANDNLA_CUDA(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(earlier.get()), static_cast<cudaEvent_t>(later.get())));
+    RANDNLA_CUDA(
+        cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(earlier.get()), static_cast<cudaEvent_t>(later.get())));
     return ms;
   }
 
