@@ -1,4 +1,7 @@
 // Elementwise, reduction and layout kernels of the CUDA backend, with their launchers.
+#include <algorithm>
+#include <cstdint>
+
 #include "cuda_check.hpp"
 #include "elementwise.cuh"
 #include "for_each.cuh"
@@ -64,15 +67,44 @@ void scale_lines(const T* scale, MatrixView<T> x, bool by_row, cudaStream_t s) {
 
 }  // namespace
 
-/// Dense: one Philox block (up to four elements of a column) per thread. SparseSign: zeros, then
-/// one thread per column walking its non-zeros (O(nnz) Philox calls).
+// A dense fill's thread draws this many Philox blocks of a column, with the key schedule worked
+// out once for them.
+constexpr int kFillBlocks = 2;
+
+/// Dense fills: the column from the grid's y (no index divided by the rows), kFillBlocks blocks a
+/// thread, each block's four elements in one store where all four lie in the column and the
+/// address is aligned for it.
+template <class T, class Store>
+__global__ void dense_fill_kernel(RandomDraw draw, MatrixView<T> x, Store store) {
+  const index_t rows = x.rows();
+  const index_t q0 = (blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x) * kFillBlocks;
+  const PhiloxSchedule keys = philox_schedule(detail::philox_key(draw.spec.seed));
+  for (index_t j = blockIdx.y; j < x.cols(); j += gridDim.y)
+#pragma unroll
+    for (int h = 0; h < kFillBlocks; ++h) {
+      if (draw.block_row(q0 + h, j) >= rows) break;
+      float v[4];
+      const index_t i0 = draw.block_values(q0 + h, j, keys, v);
+      if (i0 >= 0 && i0 + 4 <= rows && Store::aligned(&at(x, i0, j))) {
+        store.four(&at(x, i0, j), v);
+        continue;
+      }
+      for (int w = 0; w < 4; ++w)
+        if (i0 + w >= 0 && i0 + w < rows) store(at(x, i0 + w, j), v[w]);
+    }
+}
+
+/// Dense: dense_fill_kernel. SparseSign: zeros, then one thread per column walking its non-zeros
+/// (O(nnz) Philox calls).
 template <class T, class Store>
 void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store store) {
   if (!draw.sparse()) {
-    const index_t rows = x.rows();
-    for_each(RandomDraw::blocks_per_column(rows), x.cols(), s, "fill_random", [=] __device__(index_t q, index_t j) {
-      draw.visit_block(q, j, rows, [&](std::int64_t i, float v) { store(at(x, i, j), v); });
-    });
+    if (x.empty()) return;
+    const index_t threads = (RandomDraw::blocks_per_column(x.rows()) + kFillBlocks - 1) / kFillBlocks;
+    const dim3 grid(static_cast<unsigned>((threads + kThreads - 1) / kThreads),
+                    static_cast<unsigned>(std::min<index_t>(x.cols(), 65535)));
+    dense_fill_kernel<<<grid, kThreads, 0, s>>>(draw, x, store);
+    RANDNLA_CUDA_LAUNCH("fill_random");
     return;
   }
   for_each(x.rows(), x.cols(), s, "fill_random zeros", [=] __device__(index_t i, index_t j) { store(at(x, i, j), 0.0f); });
@@ -86,9 +118,18 @@ void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store 
 
 struct StoreFloat {
   __device__ void operator()(float& d, float v) const { d = v; }
+  __device__ static bool aligned(const float* d) { return reinterpret_cast<std::uintptr_t>(d) % 16 == 0; }
+  __device__ void four(float* d, const float (&v)[4]) const {
+    *reinterpret_cast<float4*>(d) = make_float4(v[0], v[1], v[2], v[3]);
+  }
 };
 struct StoreHalf {
   __device__ void operator()(fp16& d, float v) const { d = fp16{__half_as_ushort(__float2half_rn(v))}; }
+  __device__ static bool aligned(const fp16* d) { return reinterpret_cast<std::uintptr_t>(d) % 8 == 0; }
+  __device__ void four(fp16* d, const float (&v)[4]) const {  // each rounded to nearest, as one at a time
+    const __half2 low = __floats2half2_rn(v[0], v[1]), high = __floats2half2_rn(v[2], v[3]);
+    *reinterpret_cast<uint2*>(d) = make_uint2(*reinterpret_cast<const unsigned*>(&low), *reinterpret_cast<const unsigned*>(&high));
+  }
 };
 
 void launch_fill_random(const RandomDraw& draw, MatrixView<float> x, cudaStream_t s) {

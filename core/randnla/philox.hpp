@@ -165,14 +165,18 @@ RANDNLA_HD float random_element(const RandomSpec& spec, std::uint64_t e) {
 
 /// Elements 4b .. 4b + 3 of the same matrix, random_element's values from one Philox call (and
 /// two Box-Muller pairs) instead of four: what a fill of many elements should call.
-RANDNLA_HD void random_block(const RandomSpec& spec, std::uint64_t b, float (&v)[4]) {
-  const PhiloxCounter r = detail::philox_block(spec.seed, spec.stream, b);
+/// `keys`: philox_schedule(detail::philox_key(spec.seed)), worked out once for many blocks.
+RANDNLA_HD void random_block(const RandomSpec& spec, const PhiloxSchedule& keys, std::uint64_t b, float (&v)[4]) {
+  const PhiloxCounter r = philox4x32_10(detail::philox_counter(spec.stream, b), keys);
   if (spec.distribution == Distribution::Rademacher) {
     for (int w = 0; w < 4; ++w) v[w] = (r.v[w] >> 31) ? -1.0f : 1.0f;
     return;
   }
   detail::gaussian_pair(r, 0, v[0], v[1]);
   detail::gaussian_pair(r, 2, v[2], v[3]);
+}
+RANDNLA_HD void random_block(const RandomSpec& spec, std::uint64_t b, float (&v)[4]) {
+  random_block(spec, philox_schedule(detail::philox_key(spec.seed)), b, v);
 }
 
 }  // namespace randnla

@@ -50,15 +50,24 @@ struct RandomDraw {
   /// four, from one Philox call. Blocks 0 .. blocks_per_column(rows) - 1 cover the column.
   template <class Visit>
   RANDNLA_HD void visit_block(std::int64_t q, std::int64_t j, std::int64_t rows, const Visit& visit) const {
-    const std::int64_t first = static_cast<std::int64_t>(index_of(0, j));
-    const std::int64_t b = (first >> 2) + q;
-    if (4 * b >= first + rows) return;
+    if (block_row(q, j) >= rows) return;
     float v[4];
-    random_block(spec, static_cast<std::uint64_t>(b), v);
-    for (int w = 0; w < 4; ++w) {
-      const std::int64_t i = 4 * b + w - first;
-      if (i >= 0 && i < rows) visit(i, v[w]);
-    }
+    const std::int64_t i0 = block_values(q, j, philox_schedule(detail::philox_key(spec.seed)), v);
+    for (int w = 0; w < 4; ++w)
+      if (i0 + w >= 0 && i0 + w < rows) visit(i0 + w, v[w]);
+  }
+  /// Dense distributions: the row of the filled matrix that the first of Philox block q of column
+  /// j gives (the block's four rows start there; those outside [0, rows) are not the column's).
+  RANDNLA_HD std::int64_t block_row(std::int64_t q, std::int64_t j) const {
+    const std::int64_t first = static_cast<std::int64_t>(index_of(0, j));
+    return 4 * ((first >> 2) + q) - first;
+  }
+  /// The four values of that block and its first row (block_row), `keys` being
+  /// philox_schedule(detail::philox_key(spec.seed)).
+  RANDNLA_HD std::int64_t block_values(std::int64_t q, std::int64_t j, const PhiloxSchedule& keys, float (&v)[4]) const {
+    const std::int64_t first = static_cast<std::int64_t>(index_of(0, j));
+    random_block(spec, keys, static_cast<std::uint64_t>((first >> 2) + q), v);
+    return 4 * ((first >> 2) + q) - first;
   }
   RANDNLA_HD static std::int64_t blocks_per_column(std::int64_t rows) { return (rows + 6) / 4; }
 
