@@ -534,7 +534,7 @@ class CudaBackend final : public Backend {
   void copy2d(MatrixView<const T> s, MatrixView<T> d) {
     RANDNLA_CUDA(cudaMemcpy2DAsync(d.data(), d.ld() * sizeof(T), s.data(), s.ld() * sizeof(T), s.rows() * sizeof(T),
                                    s.cols(), cudaMemcpyDefault, stream()));
-    synchronize();
+    if (s.space() == MemorySpace::Host || d.space() == MemorySpace::Host) synchronize();
   }
 
   template <class T>

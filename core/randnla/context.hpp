@@ -56,7 +56,9 @@ class DeviceContext {
     throw UnsupportedConfiguration("queue marks: not on " + description());
   }
 
-  /// dst := src for same-shape views, any spaces. Blocks until done.
+  /// dst := src for same-shape views, any spaces. Blocks until done where either view is in host
+  /// memory; between device views it may return once queued, like the other operations (a wait
+  /// per copy left the device idle for microseconds at each of an algorithm's copies out).
   void copy(MatrixView<const float> src, MatrixView<float> dst) { checked_copy(src, dst); }
   void copy(MatrixView<const double> src, MatrixView<double> dst) { checked_copy(src, dst); }
   void copy(MatrixView<const fp16> src, MatrixView<fp16> dst) { checked_copy(src, dst); }

@@ -87,7 +87,9 @@ class Stopwatch {
     lap(phase);
     return finish();
   }
-  /// Puts the phases lapped so far into the report, waiting for the last; returns the last's milliseconds.
+  /// Puts the phases lapped so far into the report and returns the last's milliseconds, after
+  /// waiting for everything queued on the backend: an algorithm calls it last, so that its results
+  /// (the copies out of its workspace among them, which do not wait) are complete when it returns.
   double finish() {
     double ms = 0.0;
     for (auto& p : pending_) {
@@ -97,6 +99,7 @@ class Stopwatch {
       if (progress_) progress_(p.first, ms);
     }
     pending_.clear();
+    b_.synchronize();
     return ms;
   }
 
