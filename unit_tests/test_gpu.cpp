@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <random>
 #include <thread>
@@ -50,6 +52,18 @@ TEST(Gpu, OmegaOnDeviceEqualsOmegaOnHostBitForBit) {
       host->fill_random(spec, hh.view());
       dev->copy(dh.view(), backh.view());
       ASSERT_EQ(std::memcmp(hh.data(), backh.data(), sizeof(fp16) * rows * cols), 0) << rows;
+      if (rows < 4) continue;
+      // A block of a larger operator in a view one row in: rows not a multiple of four from the
+      // operator's start, no element 8- or 16-byte aligned where the whole matrix's are.
+      const RandomBlock block{3, 2, rows + 5};
+      dev->fill_random(spec, d.view().block(1, 0, rows - 1, cols), block);
+      host->fill_random(spec, h.view().block(1, 0, rows - 1, cols), block);
+      dev->copy(d.view(), back.view());
+      ASSERT_EQ(std::memcmp(h.data(), back.data(), sizeof(float) * rows * cols), 0) << rows << ", a block";
+      dev->fill_random(spec, dh.view().block(1, 0, rows - 1, cols), block);
+      host->fill_random(spec, hh.view().block(1, 0, rows - 1, cols), block);
+      dev->copy(dh.view(), backh.view());
+      ASSERT_EQ(std::memcmp(hh.data(), backh.data(), sizeof(fp16) * rows * cols), 0) << rows << ", a block";
     }
   }
 }
@@ -734,8 +748,9 @@ TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
   EXPECT_TRUE(ops.fused_preferred(1048576, 16) && ops.fused_preferred(1048576, 64));
   EXPECT_FALSE(ops.fused_preferred(1024, 65));
   // Y in storage of ld rows: whole 16-byte quads of rows (64), a last quad cut short (4998 in 5000),
-  // and columns not 16-byte aligned (70001), which the sweep copies a row at a time.
-  for (auto [m, ld] : {std::pair<index_t, index_t>{64, 64}, {4998, 5000}, {70001, 70001}})
+  // and columns not 16-byte aligned (70001), which the sweep copies a row at a time. Up to 2048
+  // rows (64, 1500) every pass runs in one kernel on a cluster of blocks, beyond in sweeps.
+  for (auto [m, ld] : {std::pair<index_t, index_t>{64, 64}, {1500, 1502}, {4998, 5000}, {70001, 70001}})
     for (index_t l : {1, 5, 16, 17, 40, 48, 64})
       for (double cond : {1.0, 1e3, 1e6}) {
         std::vector<double> sigma(static_cast<std::size_t>(l));
@@ -794,6 +809,14 @@ TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
   EXPECT_EQ(ops.fused_cholesky_qr(g.view(), 0, work.view()), 0);
   EXPECT_EQ(test::to_host(*dev, g).data, once.data) << "an orthonormal Y is left as it is";
 
+  // Few rows (RP-HOSVD's 1024 x 64 sketches): after one pass, G's distance from I is mostly the
+  // rounding of Y to FP32 (about 2^-24 n / sqrt(m), above 2^-24 here), which Auto accepts as
+  // orthonormal: one pass, not two.
+  Matrix<float> short_y = test::to_backend(*dev, test::random_matrix(1024, 64, test::Elements::Normal, 6));
+  Matrix<double> short_work(*dev, ops.fused_workspace(1024, 64), 1);
+  EXPECT_EQ(ops.fused_cholesky_qr(short_y.view(), 0, short_work.view()), 1);
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, short_y).cview()), 0x1p-24 * (1 + 2 * 8));
+
   for (index_t i = 0; i < m; ++i) y(i, 7) = 0.0f;
   q = test::to_backend(*dev, y);
   EXPECT_EQ(ops.fused_cholesky_qr(q.view(), 2, work.view()), -1);
@@ -802,6 +825,16 @@ TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
   EXPECT_NE(used, Orthonormalizer::Auto) << to_string(used);
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-5) << to_string(used);
   EXPECT_THROW(ops.fused_cholesky_qr(q.view(), 1, work.view()), InvalidArgument);
+
+  // Queued: the verdict says what the wait would have (a breakdown: nothing, no fallback, Y as given).
+  q = test::to_backend(*dev, y);
+  const OrthonormalizationVerdict broke = orthonormalize_queued(*dev, q.view(), Orthonormalizer::CholeskyQR2);
+  EXPECT_FALSE(broke().has_value());
+  EXPECT_EQ(test::to_host(*dev, q).data, y.data);
+  Matrix<float> fresh = test::to_backend(*dev, test::random_matrix(m, l, test::Elements::Normal, 7));
+  const OrthonormalizationVerdict held = orthonormalize_queued(*dev, fresh.view(), Orthonormalizer::Auto);
+  EXPECT_EQ(held(), std::optional<Orthonormalizer>(Orthonormalizer::CholeskyQR));
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, fresh).cview()), 0x1p-24);
 }
 
 // The reduction-tree TSQR on the device (batched on-chip leaves, five levels): A = Q R and Q^T Q = I to
@@ -1327,6 +1360,34 @@ TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
         EXPECT_LT(tucker_relative_error(*dev, on_dev, rp_hosvd(*dev, on_dev, c.ranks, o)), 1.1 * fp32) << to_string(s);
       }
     }
+  }
+}
+
+// RP-HOSVD on the device queues its orthonormalisations and checks them at the end; where one did
+// not hold it runs again, waiting at each step: a zero tensor (every sketch zero: CholeskyQR breaks
+// down) gets the fallback's orthonormal factors, a non-finite one the input error.
+TEST(Gpu, TuckerRunsAgainWhereAQueuedOrthonormalisationBrokeDown) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const std::vector<index_t> dims{40, 36, 32}, ranks{6, 5, 4};
+  test::HostMatrix<float> a(dims[0], dims[1] * dims[2]);
+  Matrix<float> zero = test::to_backend(*dev, a);
+  const PackedTensor t{zero.data(), dims, MemorySpace::Device};
+  TuckerOptions o;
+  o.variant = TuckerVariant::SequentiallyTruncated;
+  const TuckerResult r = rp_hosvd(*dev, t, ranks, o);
+  ASSERT_EQ(r.report.orthonormalizers.size(), 3u);
+  for (int n = 0; n < 3; ++n) {
+    EXPECT_NE(r.report.orthonormalizers[n], to_string(Orthonormalizer::CholeskyQR2));
+    EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, r.factors[n]).cview()), 1e-5) << r.report.orthonormalizers[n];
+  }
+  a(5, 7) = std::numeric_limits<float>::quiet_NaN();
+  Matrix<float> nan = test::to_backend(*dev, a);
+  try {
+    rp_hosvd(*dev, PackedTensor{nan.data(), dims, MemorySpace::Device}, ranks, o);
+    ADD_FAILURE() << "no error for a NaN in A";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();
   }
 }
 

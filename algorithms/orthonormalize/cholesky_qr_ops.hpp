@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "randnla/backend.hpp"
@@ -48,25 +49,32 @@ class CholeskyQrOps {
   /// copy of Y: each pass sums G = Y^T Y in FP64, factors D G D (D = diag(G)^{-1/2}) in FP64 and
   /// writes Y := Y R^{-1} with FP64 arithmetic, rounded to FP32. passes = 2 (CholeskyQR2) or 0
   /// (Auto: at most two, each decided by the Gram sums of Y as it stands, which are computed
-  /// anyway: none more where G is within 2^-24 of I in the Frobenius norm, Y then orthonormal to
-  /// FP32 rounding; Y := Y D alone where D G D is). Stricter than the FP64 path: a second pass
+  /// anyway: none more where G is within 2^-24 (1 + 2 sqrt(n)) of I in the Frobenius norm, Y then
+  /// orthonormal to FP32 rounding: the FP64 path's 2^-24 plus what rounding Y to FP32 adds to G;
+  /// Y := Y D alone where D G D is). Stricter than the FP64 path: a second pass
   /// also breaks down where D G D is farther than 1/2 from I (the first left Y too ill conditioned
   /// for the second to be accurate). Returns the Cholesky passes run (0: Y's columns were
   /// orthogonal, at most scaled), or -1 on a breakdown, Y then as given or as
   /// the first pass left it (Y R_1^{-1}, the same span). Source: Fukaya, Nakatsukasa, Yanagisawa
   /// & Yamamoto (2014), CholeskyQR2, Algorithm 2. `work`: fused_workspace(m, n) x 1, FP64.
   int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) {
+    return queue_fused_cholesky_qr(y, passes, work)();
+  }
+  /// fused_cholesky_qr queued without waiting for the device: the returned function gives its
+  /// result, waiting for the device then (Y and `work` must stay allocated until the work is done;
+  /// frees queued after it are). Throws as fused_cholesky_qr.
+  std::function<int()> queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) {
     require_space(y, space_, "Y"), require_space(work, space_, "work");
     require(y.cols() >= 1 && y.cols() <= fused_max_columns(), "Y.cols", y.cols(),
             "must lie in 1.." + std::to_string(fused_max_columns()));
     require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
     require(passes == 0 || passes == 2, "passes", passes, "must be 0 (Auto) or 2");
     require_shape(work, fused_workspace(y.rows(), y.cols()), 1, "work");
-    return do_fused_cholesky_qr(y, passes, work);
+    return do_queue_fused_cholesky_qr(y, passes, work);
   }
 
  protected:
-  virtual int do_fused_cholesky_qr(MatrixView<float>, int, MatrixView<double>) {
+  virtual std::function<int()> do_queue_fused_cholesky_qr(MatrixView<float>, int, MatrixView<double>) {
     throw UnsupportedConfiguration("fused CholeskyQR: not on this backend");
   }
   virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;

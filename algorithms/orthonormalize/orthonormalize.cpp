@@ -190,32 +190,47 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   return Orthonormalizer::Householder;
 }
 
-/// Auto and CholeskyQR2 on the backend's fused path (no FP64 copy of Y, one wait for the device),
-/// where the backend prefers it for Y's shape; nothing where it breaks down (Y then spans what it
-/// spanned).
-std::optional<Orthonormalizer> fused_cholesky_qr(Backend& b, MatrixView<float> y, Orthonormalizer method) {
+/// Auto and CholeskyQR2 queued on the backend's fused path (no FP64 copy of Y, no wait), where the
+/// backend prefers it for Y's shape; null where it does not take Y.
+OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> y, Orthonormalizer method) {
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
   if ((method != Orthonormalizer::Auto && method != Orthonormalizer::CholeskyQR2) ||
       !ops.fused_preferred(y.rows(), y.cols()))
-    return std::nullopt;
+    return nullptr;
   Matrix<double> work(b, ops.fused_workspace(y.rows(), y.cols()), 1, "fused CholeskyQR workspace");
-  switch (ops.fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view())) {
-    case 0: return Orthonormalizer::ColumnScaling;
-    case 1: return Orthonormalizer::CholeskyQR;
-    case 2: return Orthonormalizer::CholeskyQR2;
-    default: return std::nullopt;
-  }
+  const std::function<int()> passes = ops.queue_fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view());
+  return [passes]() -> std::optional<Orthonormalizer> {
+    switch (passes()) {
+      case 0: return Orthonormalizer::ColumnScaling;
+      case 1: return Orthonormalizer::CholeskyQR;
+      case 2: return Orthonormalizer::CholeskyQR2;
+      default: return std::nullopt;
+    }
+  };
+}
+
+void require_tall(MatrixView<const float> y) {
+  require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
 }
 
 }  // namespace
 
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
-  require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
+  require_tall(y);
   if (y.cols() == 0) return method;
-  if (const std::optional<Orthonormalizer> fused = fused_cholesky_qr(backend, y, method)) return *fused;
+  if (const OrthonormalizationVerdict fused = queue_fused_cholesky_qr(backend, y, method))
+    if (const std::optional<Orthonormalizer> ran = fused()) return *ran;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);
+}
+
+OrthonormalizationVerdict orthonormalize_queued(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
+  require_tall(y);
+  if (y.cols() > 0)
+    if (OrthonormalizationVerdict fused = queue_fused_cholesky_qr(backend, y, method)) return fused;
+  const Orthonormalizer ran = orthonormalize(backend, y, method);
+  return [ran] { return std::optional<Orthonormalizer>(ran); };
 }
 
 double orthogonality_loss(Backend& b, MatrixView<const float> q) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "randnla/backend.hpp"
@@ -51,7 +53,8 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// same Q, a Cholesky less sensitive to the column norms of Y). Where the backend has a fused path
 /// and prefers it for Y's shape (CUDA: l <= 64), Auto and CholeskyQR2 run there, without an FP64
 /// copy of Y and with one wait for the device: each pass reads Y in FP32 and writes Y R^{-1}
-/// rounded to FP32, and Auto stops once the Gram sums show Y orthonormal to 2^-24
+/// rounded to FP32, and Auto stops once the Gram sums show Y orthonormal to FP32 rounding
+/// (2^-24 (1 + 2 sqrt(l)): the rounding of Y included)
 /// (CholeskyQrOps::fused_cholesky_qr); where it breaks down, the chain below continues.
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
 /// CholeskyQR/CholeskyQR2/Auto/RandCholeskyQR(Sparse) -> ShiftedCholeskyQR3 -> Householder; Householder
@@ -60,6 +63,16 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// but Householder, whose column signs are LAPACK's.
 /// Throws InvalidArgument if m < l.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method);
+
+/// The verdict of orthonormalize_queued: the method that produced Q, or nothing where the fused
+/// CholeskyQR broke down (Y then spans what it spanned but is not orthonormal, and no fallback ran).
+/// Reading it waits for the device.
+using OrthonormalizationVerdict = std::function<std::optional<Orthonormalizer>()>;
+/// orthonormalize() for pipelines that check their orthonormalisations once, at the end, and redo
+/// the work where one failed (rp_hosvd): where the fused CholeskyQR takes Y it is queued without a
+/// wait for the device and without a fallback; elsewhere orthonormalize() runs at once, fallbacks
+/// included, and the verdict is known. Throws InvalidArgument if m < l.
+OrthonormalizationVerdict orthonormalize_queued(Backend& backend, MatrixView<float> y, Orthonormalizer method);
 
 /// ||Q^T Q - I||_F of Q (m x l, FP32, backend memory), the Gram matrix in FP64.
 double orthogonality_loss(Backend& backend, MatrixView<const float> q);

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "common/checks.hpp"
 #include "tucker.hpp"
@@ -33,20 +35,39 @@ std::vector<index_t> sketch_columns(const PackedTensor& a, const std::vector<ind
   return l;
 }
 
-/// One run's state: the backend, its products, the report and the clock.
+/// One run's state: the backend, its products, the report and the clock. A queued run does not
+/// wait for the device until its end: its orthonormalisations are queued (orthonormalize_queued,
+/// their verdicts read by `held`) and it checks no input on the way (a non-finite sketch breaks
+/// its CholeskyQR or makes the core non-finite, which `held` sees too).
 struct Run {
   Backend& b;
   const TuckerOptions& o;
   Products prod;
   TuckerReport& rep;
   Stopwatch clock;
+  bool queued;
+  std::vector<OrthonormalizationVerdict> verdicts;
 
-  Run(Backend& backend, const TuckerOptions& options, TuckerReport& report)
+  Run(Backend& backend, const TuckerOptions& options, TuckerReport& report, bool queue)
       : b(backend), o(options), prod(backend, options.sketch), rep(report),
-        clock(backend, &report.phases, options.progress) {}
+        clock(backend, &report.phases, options.progress), queued(queue) {}
 
   void orthonormalize_into_report(MatrixView<float> y, Orthonormalizer method) {
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, y, method)));
+    if (queued)
+      verdicts.push_back(orthonormalize_queued(b, y, method));
+    else
+      rep.orthonormalizers.push_back(to_string(orthonormalize(b, y, method)));
+  }
+
+  /// Whether every queued orthonormalisation held and the core is finite (waits for the device);
+  /// the methods go to the report.
+  bool held(const OwnedTensor& core) {
+    for (OrthonormalizationVerdict& v : verdicts) {
+      const std::optional<Orthonormalizer> ran = v();
+      if (!ran) return false;
+      rep.orthonormalizers.push_back(to_string(*ran));
+    }
+    return b.exponent_histogram(core.view().matrix(1)).nonfinite() == 0;
   }
 
   /// Q (I_n x l) := an orthonormal basis of (X_(n) X_(n)^T)^q X_(n) Omega (Halko, Martinsson &
@@ -76,6 +97,7 @@ struct Run {
   }
 
   void check_input(const PackedTensor& x, const Matrix<float>& w) {
+    if (queued) return;
     require_finite_sketch(b, x.matrix(1), w);
     clock.lap("input check");
   }
@@ -214,26 +236,41 @@ TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index
   require_space(a.matrix(1), b.memory_space(), "A");
   require_tucker_arguments(a, ranks, o);
   TuckerResult res;
-  res.report.backend = b.description();
-  Run run(b, o, res.report);
   const std::vector<index_t> l = sketch_columns(a, ranks, o.oversampling);
-  res.report.sketch_columns = l;
   std::vector<Matrix<float>> q;
-  OwnedTensor core = o.variant == TuckerVariant::TwoPass ? two_pass(run, a, l, q)
-                     : o.variant == TuckerVariant::SequentiallyTruncated ? sequentially_truncated(run, a, l, q)
-                                                                          : single_pass(run, a, l, q);
-  if (l != ranks) core = truncate(run, std::move(core), ranks, q);
-
-  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
-  res.core_extents = ranks;
-  res.core = out(ranks[0], core.view().size() / ranks[0], "core");
-  b.copy(MatrixView<const float>(core.storage.data(), ranks[0], core.view().size() / ranks[0], ranks[0], b.memory_space()),
-         res.core.view());
-  for (int n = 0; n < a.modes(); ++n) {
-    res.factors.push_back(out(a.extents[n], ranks[n], "Q" + std::to_string(n)));
-    b.copy(q[n].view(), res.factors.back().view());
+  OwnedTensor core;
+  std::unique_ptr<Run> run;
+  // Queued first: no wait for the device between the modes, whose small products and
+  // orthonormalisations then run back to back. Where a verdict did not hold (a breakdown, a
+  // non-finite input), again waiting at each step, with the fallbacks and the input check.
+  for (const bool queued : {true, false}) {
+    run.reset();  // a run that did not hold adds its phases to its report as it goes
+    res.report = TuckerReport{};
+    res.report.backend = b.description();
+    res.report.sketch_columns = l;
+    q.clear();
+    run = std::make_unique<Run>(b, o, res.report, queued);
+    core = o.variant == TuckerVariant::TwoPass ? two_pass(*run, a, l, q)
+           : o.variant == TuckerVariant::SequentiallyTruncated ? sequentially_truncated(*run, a, l, q)
+                                                                : single_pass(*run, a, l, q);
+    if (l != ranks) core = truncate(*run, std::move(core), ranks, q);
+    if (!queued || run->held(core)) break;
   }
-  run.clock.finish();
+
+  res.core_extents = ranks;
+  const index_t rest = core.view().size() / ranks[0];
+  if (!outputs) {  // the run's own matrices are the results
+    res.core = core.storage.reshaped(ranks[0], rest, "core");
+    res.factors = std::move(q);
+  } else {
+    res.core = outputs(ranks[0], rest, "core");
+    b.copy(MatrixView<const float>(core.storage.reshaped(ranks[0], rest, "core")), res.core.view());
+    for (int n = 0; n < a.modes(); ++n) {
+      res.factors.push_back(outputs(a.extents[n], ranks[n], "Q" + std::to_string(n)));
+      b.copy(q[n].view(), res.factors.back().view());
+    }
+  }
+  run->clock.finish();
   return res;
 }
 

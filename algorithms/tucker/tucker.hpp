@@ -59,9 +59,10 @@ struct TuckerOptions {
   Progress progress;  ///< called after each phase with its name and milliseconds
 };
 
-/// Phases (milliseconds, wall clock with the device synchronised): "sketch" (the products with
-/// Omega and the power iterations'), "input check", "orthonormalisation", "core" (the products
-/// with Q_i^T, or the single pass's recovery), "truncation".
+/// Phases (milliseconds of the device's queue, marked without waiting where the backend can):
+/// "sketch" (the products with Omega and the power iterations'), "input check" (only in a run
+/// that waits, see rp_hosvd), "orthonormalisation", "core" (the products with Q_i^T, or the
+/// single pass's recovery), "truncation".
 struct TuckerReport {
   std::string backend;
   std::string sketch_kernel;                  ///< the first sketch product's kernel, e.g. "shgemm fp16-TC"
@@ -93,6 +94,11 @@ struct TuckerResult {
 /// Omega_(i) (prod_{k != i} I_k x l_i, FP16 or FP32), the partial sums of a middle mode's sketch
 /// where the backend has no kernel for product_summed (at most |A| / 16 elements) and the first
 /// contraction (|A| l_1 / I_1).
+/// The run is queued without waiting for the device until its end (orthonormalize_queued: the
+/// small products and orthonormalisations of the later modes run back to back); where one of its
+/// orthonormalisations broke down, or the core came out non-finite, it runs again waiting at each
+/// step, with the orthonormalisers' fallbacks and the input check, and the report is that run's.
+/// Outputs: the run's own matrices where `outputs` is null, else copies into what it allocates.
 /// Throws InvalidArgument naming the parameter and value for ranks.size() != N, a rank outside
 /// 1..I_i, oversampling < 0, power_iterations < 0, core_sketch_factor < 1, non-finite entries in A
 /// (found from the first sketch, as rsvd does), or strides that are not packed.

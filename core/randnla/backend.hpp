@@ -392,6 +392,14 @@ class Matrix {
   }
   /// A matrix over memory that `owner` keeps alive (e.g. a Kokkos::View the caller keeps).
   Matrix(std::shared_ptr<void> owner, MatrixView<T> view) : storage_(std::move(owner)), view_(view) {}
+  /// The same elements, sharing the memory, as a packed rows x cols matrix. Throws InvalidArgument
+  /// where this matrix is not packed (ld = rows) or holds another number of elements.
+  Matrix<T> reshaped(index_t rows, index_t cols, const std::string& name = "A") const {
+    require(view_.ld() == view_.rows() || view_.cols() <= 1, name + ".ld", view_.ld(),
+            "must equal the rows " + std::to_string(view_.rows()) + " to reshape");
+    require(rows * cols == view_.size(), name + ".size", rows * cols, "must equal " + std::to_string(view_.size()));
+    return Matrix<T>(storage_, MatrixView<T>(view_.data(), rows, cols, rows > 1 ? rows : 1, view_.space(), name));
+  }
   const MatrixView<T>& view() const { return view_; }
   operator MatrixView<T>() const { return view_; }              // NOLINT: a matrix is usable as its view
   operator MatrixView<const T>() const { return view_; }        // NOLINT

@@ -5,7 +5,9 @@
 // products of the FP32 entries, FP64 sums). One sweep over Y does a pass's product and the next
 // pass's Gram sums and factor: CholeskyQR2 is three kernels over Y, and Auto stops after two where
 // the first pass already left Y orthonormal. No FP64 copy of Y; a status word on the device tells
-// each sweep what to do, and the host reads it once, at the end.
+// each sweep what to do, and the host reads it once, when asked for the verdict. A short Y (up to 8 x 256 rows) on
+// a device with thread-block clusters runs every pass in one kernel instead, its rows held in the
+// cluster's shared memory (resident_cholesky_qr).
 #include "fused_cholesky_qr.cuh"
 
 #include <algorithm>
@@ -259,19 +261,11 @@ __device__ int2 gram_position(int e, int nb) {
   return make_int2(16 * tile.x + lane / 4 + 8 * (q / 2), 8 * tile.y + 2 * (lane % 4) + q % 2);
 }
 
-/// After the sweep's blocks wrote their Gram sums (`partials`, a row per block): true in the one
-/// block that then holds G in g (n x n, pitch n + 1); the group sums go to `group_partials`.
-__device__ bool gather_gram(const double* partials, double* group_partials, int* counters, int n, double* g) {
-  const int entries = gram_entries(n), nb = padded_columns(n) / 8, blocks = static_cast<int>(gridDim.x);
-  const int groups = (blocks + kGroup - 1) / kGroup, group = static_cast<int>(blockIdx.x) / kGroup;
-  const int members = min(kGroup, blocks - group * kGroup);
-  if (!last_to_arrive(counters + 1 + group, members)) return false;
-  for (int e = 2 * threadIdx.x; e < entries; e += 2 * kThreads)
-    *reinterpret_cast<double2*>(group_partials + group * static_cast<index_t>(entries) + e) =
-        sum_rows(partials + group * kGroup * static_cast<index_t>(entries), members, entries, e);
-  if (!last_to_arrive(counters, groups)) return false;
+/// G (n x n, pitch n + 1, in g) := the sums of `count` rows of packed Gram sums, by the block.
+__device__ void sum_into_gram(const double* rows, int count, int n, double* g) {
+  const int entries = gram_entries(n), nb = padded_columns(n) / 8;
   for (int e = 2 * threadIdx.x; e < entries; e += 2 * kThreads) {
-    const double2 sums = sum_rows(group_partials, groups, entries, e);
+    const double2 sums = sum_rows(rows, count, entries, e);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int2 ij = gram_position(e + h, nb);
@@ -279,6 +273,20 @@ __device__ bool gather_gram(const double* partials, double* group_partials, int*
     }
   }
   __syncthreads();
+}
+
+/// After the sweep's blocks wrote their Gram sums (`partials`, a row per block): true in the one
+/// block that then holds G in g (n x n, pitch n + 1); the group sums go to `group_partials`.
+__device__ bool gather_gram(const double* partials, double* group_partials, int* counters, int n, double* g) {
+  const int entries = gram_entries(n), blocks = static_cast<int>(gridDim.x);
+  const int groups = (blocks + kGroup - 1) / kGroup, group = static_cast<int>(blockIdx.x) / kGroup;
+  const int members = min(kGroup, blocks - group * kGroup);
+  if (!last_to_arrive(counters + 1 + group, members)) return false;
+  for (int e = 2 * threadIdx.x; e < entries; e += 2 * kThreads)
+    *reinterpret_cast<double2*>(group_partials + group * static_cast<index_t>(entries) + e) =
+        sum_rows(partials + group * kGroup * static_cast<index_t>(entries), members, entries, e);
+  if (!last_to_arrive(counters, groups)) return false;
+  sum_into_gram(group_partials, groups, n, g);
   return true;
 }
 
@@ -369,10 +377,17 @@ __device__ void cholesky_inverse(const double* g, double* row, int n, const doub
   if (threadIdx.x == 0) st->passes += 1;
 }
 
+/// How far from I the Gram sums of an FP32 Y may lie when Y is orthonormal to FP32 rounding: the
+/// FP64 path's 2^-24 on Y before rounding, plus what the rounding (|dY| <= 2^-24 |Y| entrywise,
+/// so ||Y^T dY + dY^T Y||_F <= 2 2^-24 ||Y||_F = 2 2^-24 sqrt(n)) adds to the sums the sweep sees.
+/// With 2^-24 alone, a pass that left Y orthonormal to rounding ran the second pass anyway wherever
+/// m is small (the rounding's share is about 2^-24 n / sqrt(m): twice 2^-24 at 1024 x 64).
+__device__ double orthonormal_tolerance(int n) { return 0x1p-24 * (1.0 + 2.0 * sqrt(static_cast<double>(n))); }
+
 /// The pass's factor from G (in g, overwritten; row: 2 x 2 kMaxColumns doubles of shared memory).
-/// If `stop_when_orthogonal`: where ||G - I||_F <= 2^-24, Y is orthonormal to FP32 rounding as it
-/// stands and the sequence ends before this pass; where ||D G D - I||_F <= 2^-24 (G equilibrated:
-/// D = diag(G)^{-1/2}), this pass, the last, only scales the columns: M = D. Else R' is the
+/// If `stop_when_orthogonal`: where ||G - I||_F <= orthonormal_tolerance(n), Y is orthonormal to
+/// FP32 rounding as it stands and the sequence ends before this pass; where ||D G D - I||_F is
+/// (G equilibrated: D = diag(G)^{-1/2}), this pass, the last, only scales the columns: M = D. Else R' is the
 /// Cholesky factor of D G D, R = R' D^{-1}, and M = R^{-1} = D R'^{-1}. Written: `factor` = M
 /// (n x n, column-major, upper triangular). A pivot not positive and finite, or (`second`) a
 /// D G D farther than 1/2 from I (Y not yet well conditioned: the pass would not be accurate), is
@@ -394,11 +409,12 @@ __device__ void factor_gram(double* g, double* row, int n, bool stop_when_orthog
   }
   const double2 squares = block_sums(raw, equilibrated);
   const double dist = sqrt(squares.y);
-  if (stop_when_orthogonal && sqrt(squares.x) <= 0x1p-24) {
+  const double tolerance = orthonormal_tolerance(n);
+  if (stop_when_orthogonal && sqrt(squares.x) <= tolerance) {
     if (threadIdx.x == 0) st->last_pass = pass - 1;
     return;
   }
-  if (stop_when_orthogonal && dist <= 0x1p-24) {
+  if (stop_when_orthogonal && dist <= tolerance) {
     for (int e = threadIdx.x; e < n * n; e += kThreads) factor[e] = e % n == e / n ? d[e % n] : 0.0;
     if (threadIdx.x == 0) st->last_pass = pass;
     return;
@@ -448,6 +464,28 @@ __device__ void multiply_rows(float* rows, const double* m) {
     }
 }
 
+/// The pass's factor M (n x n, as factor_gram wrote it) into `mm` (N x N, pitch N + 4, zeros
+/// beyond n) for multiply_rows; past the L1 cache, since another block may have written it since
+/// this one last read it. Every load is issued before the first store waits on one (a loop of
+/// dependent round trips to L2 took about 10 us at N = 64).
+template <int N>
+__device__ void load_factor(const double* factor, int n, double* mm) {
+  static_assert(N * N % kThreads == 0, "whole rounds of the block's threads");
+  constexpr int kPerThread = N * N / kThreads;
+  double v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = threadIdx.x + k * kThreads, i = e % N, j = e / N;
+    v[k] = i < n && j < n ? __ldcg(factor + i + j * n) : 0.0;
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int e = threadIdx.x + k * kThreads;
+    mm[e % N + e / N * (N + 4)] = v[k];
+  }
+  __syncthreads();
+}
+
 /// Register budget of a sweep: two blocks per multiprocessor for rows of up to 16 entries, one
 /// beyond (the Gram tiles of 64 columns take 160 registers).
 template <int N>
@@ -473,13 +511,7 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   float* const buffers = reinterpret_cast<float*>(shared) + warp * 2 * N * kWarpPitch;  // this warp's rows
   for (int c = n; c < N; ++c) buffers[c * kWarpPitch + lane] = buffers[(N + c) * kWarpPitch + lane] = 0.0f;
   __shared__ double mm[N * (N + 4)];
-  if (apply) {
-    for (int e = threadIdx.x; e < N * N; e += kThreads) {
-      const int i = e % N, j = e / N;
-      mm[i + j * (N + 4)] = i < n && j < n ? factor[i + j * n] : 0.0;
-    }
-    __syncthreads();
-  }
+  if (apply) load_factor<N>(factor, n, mm);
   double acc[gram_tiles(NB)][4] = {};
   const index_t first = blockIdx.x * rows_per_block, end = min(m, first + rows_per_block);
   stage_rows<N>(buffers, y, ld, first + 32 * warp, end, n, vector);
@@ -501,6 +533,66 @@ __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
   factor_gram<N>(shared, shared + n * (n + 1), n, stop_when_orthogonal, gram_pass > 0, factor, st, gram_pass);
 }
 
+// The resident CholeskyQR: a Y of at most kResidentBlocks x kThreads rows, each block's rows (one
+// chunk, 32 a warp) in its shared memory from the first read to the last write.
+constexpr int kResidentBlocks = 8;  // the portable cluster size
+
+/// All blocks of the cluster wait here; global writes before it are visible to the others after it.
+__device__ void cluster_barrier() {
+  __threadfence();
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+/// pass_runs for a status another block wrote during this kernel (read past the L1 cache).
+__device__ bool pass_runs_now(const Status* st, int pass) {
+  const volatile Status* v = st;
+  return !v->breakdown && pass <= v->last_pass;
+}
+
+/// CholeskyQR of a short Y in one kernel on a cluster of ceil(m / kThreads) blocks (compute 9.0),
+/// each holding its rows in shared memory between the first read and the last write. Per pass:
+/// the blocks' Gram sums (write_partials), a cluster barrier, block 0 adds them in sum_rows' fixed
+/// order and writes the factor (factor_gram), a barrier, every block multiplies its rows. The same
+/// sums, factors and products as the sweeps, in the same order: the same bits; Y read once and
+/// written once (not at all where no pass runs), and no kernel boundary between passes (the three
+/// sweeps of a 1024 x 64 Y, each a few warps' worth of work, took 100 us on the H100).
+template <int N>
+__global__ void __launch_bounds__(kThreads, 1)
+    resident_cholesky_qr(float* y, index_t ld, index_t m, int n, double* factor, double* partials, Status* st,
+                         int passes, bool adaptive, bool vector) {
+  constexpr int NB = N / 8;
+  extern __shared__ double shared[];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  float* const rows = reinterpret_cast<float*>(shared) + warp * N * kWarpPitch;
+  double* const scratch = shared + kWarps * N * kWarpPitch / 2;  // the warps' Gram tree, then G
+  __shared__ double mm[N * (N + 4)];
+  if (blockIdx.x == 0 && threadIdx.x == 0) *st = Status{0, 0, 1 << 30};
+  for (int c = n; c < N; ++c) rows[c * kWarpPitch + lane] = 0.0f;
+  const index_t first = blockIdx.x * static_cast<index_t>(kThreads) + 32 * warp;
+  stage_rows<N>(rows, y, ld, first, m, n, vector);
+  wait_for_rows<0>();
+  bool applied = false;
+  for (int pass = 0; pass < passes; ++pass) {
+    double acc[gram_tiles(NB)][4] = {};
+    accumulate_rows<NB>(rows, acc);
+    write_partials<NB>(acc, scratch, partials);
+    cluster_barrier();
+    if (blockIdx.x == 0) {
+      sum_into_gram(partials, static_cast<int>(gridDim.x), n, scratch);
+      factor_gram<N>(scratch, scratch + n * (n + 1), n, adaptive, pass > 0, factor, st, pass);
+    }
+    cluster_barrier();
+    if (!pass_runs_now(st, pass)) break;
+    load_factor<N>(factor, n, mm);
+    multiply_rows<N>(rows, mm);
+    applied = true;
+  }
+  __syncwarp();
+  if (applied) store_rows<N>(rows, y, ld, first, m, n, vector);
+}
+
 __global__ void reset(Status* st, int* counters, int count) {
   if (threadIdx.x == 0) *st = Status{0, 0, 1 << 30};
   for (int i = threadIdx.x; i < count; i += blockDim.x) counters[i] = 0;
@@ -517,6 +609,52 @@ SweepKernel sweep_for(int n) {
     case 48: return sweep<48>;
     default: return sweep<64>;
   }
+}
+
+using ResidentKernel = void (*)(float*, index_t, index_t, int, double*, double*, Status*, int, bool, bool);
+
+ResidentKernel resident_for(int n) {
+  switch (padded_columns(n)) {
+    case 16: return resident_cholesky_qr<16>;
+    case 32: return resident_cholesky_qr<32>;
+    case 48: return resident_cholesky_qr<48>;
+    default: return resident_cholesky_qr<64>;
+  }
+}
+
+/// The resident kernel's dynamic shared memory: its rows, then the Gram tree's slots (later G and
+/// the factor's row buffers).
+int resident_shared_bytes(int n) {
+  return static_cast<int>(sizeof(float)) * kWarps * padded_columns(n) * kWarpPitch +
+         static_cast<int>(sizeof(double)) * std::max(kWarps / 2 * gram_entries(n), n * (n + 1) + 4 * kMaxColumns);
+}
+
+bool clusters_available() {
+  int device = 0, available = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&available, cudaDevAttrClusterLaunch, device));
+  return available != 0;
+}
+
+/// resident_cholesky_qr on a cluster of `blocks` blocks (kThreads rows each).
+void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector, double* factor, double* partials,
+                     Status* st, index_t blocks, cudaStream_t s) {
+  const int n = static_cast<int>(y.cols());
+  const ResidentKernel kernel = resident_for(n);
+  allow_dynamic_shared_memory(kernel, resident_shared_bytes(kMaxColumns));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = static_cast<std::size_t>(resident_shared_bytes(n));
+  config.stream = s;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(blocks);
+  cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  RANDNLA_CUDA(cudaLaunchKernelEx(&config, kernel, y.data(), y.ld(), y.rows(), n, factor, partials, st, passes, adaptive,
+                                  vector));
 }
 
 int multiprocessors() {
@@ -563,22 +701,15 @@ struct Layout {
   }
 };
 
-}  // namespace
-
-index_t fused_cholesky_qr_workspace(index_t m, index_t n) { return Layout(m, static_cast<int>(n)).total; }
-
-int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, Status* pinned, cudaStream_t s) {
+/// The status reset and the most + 1 sweeps of the general path.
+void launch_sweeps(MatrixView<float> y, int most, bool adaptive, bool vector, MatrixView<double> work,
+                   const Layout& layout, cudaStream_t s) {
   const index_t m = y.rows();
   const int n = static_cast<int>(y.cols());
-  const Layout layout(m, n);
   auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
   double *r = work.data() + layout.factor, *partials = work.data() + layout.partials,
          *group_partials = work.data() + layout.group_partials;
   auto* counters = reinterpret_cast<int*>(work.data() + layout.counters);
-  const int counter_count = static_cast<int>(layout.groups) + 1;
-  const bool adaptive = passes == 0;
-  const bool vector = reinterpret_cast<std::uintptr_t>(y.data()) % 16 == 0 && y.ld() % 4 == 0;
-  const int most = adaptive ? 2 : passes;
   const SweepKernel sweep_n = sweep_for(n);
   const auto sweep_y = [&](int apply_pass, int gram_pass) {
     sweep_n<<<static_cast<unsigned>(layout.blocks), kThreads, sweep_shared_bytes(n), s>>>(
@@ -586,13 +717,30 @@ int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, 
         gram_pass, adaptive, vector);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: sweep of Y");
   };
-  reset<<<1, 32, 0, s>>>(st, counters, counter_count);
+  reset<<<1, 32, 0, s>>>(st, counters, static_cast<int>(layout.groups) + 1);
   RANDNLA_CUDA_LAUNCH("fused CholeskyQR: status");
   sweep_y(-1, 0);
   for (int pass = 0; pass < most; ++pass) sweep_y(pass, pass + 1 < most ? pass + 1 : -1);
+}
+
+}  // namespace
+
+index_t fused_cholesky_qr_workspace(index_t m, index_t n) { return Layout(m, static_cast<int>(n)).total; }
+
+void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, Status* pinned,
+                             cudaEvent_t copied, cudaStream_t s) {
+  const Layout layout(y.rows(), static_cast<int>(y.cols()));
+  auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
+  const bool adaptive = passes == 0;
+  const bool vector = reinterpret_cast<std::uintptr_t>(y.data()) % 16 == 0 && y.ld() % 4 == 0;
+  const int most = adaptive ? 2 : passes;
+  if (layout.rows_per_block == kThreads && layout.blocks <= kResidentBlocks && clusters_available())
+    launch_resident(y, most, adaptive, vector, work.data() + layout.factor, work.data() + layout.partials, st,
+                    layout.blocks, s);
+  else
+    launch_sweeps(y, most, adaptive, vector, work, layout, s);
   RANDNLA_CUDA(cudaMemcpyAsync(pinned, st, sizeof *pinned, cudaMemcpyDeviceToHost, s));
-  RANDNLA_CUDA(cudaStreamSynchronize(s));
-  return pinned->breakdown ? -1 : pinned->passes;
+  RANDNLA_CUDA(cudaEventRecord(copied, s));
 }
 
 }  // namespace cuda

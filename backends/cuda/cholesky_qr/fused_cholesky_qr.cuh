@@ -20,10 +20,11 @@ struct FusedCholeskyQrStatus {
 /// FP64 elements of the workspace of fused_cholesky_qr for an m x n Y.
 index_t fused_cholesky_qr_workspace(index_t m, index_t n);
 
-/// CholeskyQrOps::fused_cholesky_qr on stream s (work: fused_cholesky_qr_workspace(m, n) doubles);
-/// the verdict comes back through `pinned` (page-locked host memory: one copy, no staging).
-int fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, FusedCholeskyQrStatus* pinned,
-                      cudaStream_t s);
+/// CholeskyQrOps::queue_fused_cholesky_qr on stream s (work: fused_cholesky_qr_workspace(m, n)
+/// doubles): the verdict is copied to `pinned` (page-locked host memory: one copy, no staging),
+/// and `copied` recorded after the copy.
+void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, FusedCholeskyQrStatus* pinned,
+                             cudaEvent_t copied, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace randnla
