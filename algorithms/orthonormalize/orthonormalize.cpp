@@ -198,7 +198,8 @@ OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> 
       !ops.fused_preferred(y.rows(), y.cols()))
     return nullptr;
   Matrix<double> work(b, ops.fused_workspace(y.rows(), y.cols()), 1, "fused CholeskyQR workspace");
-  const std::function<int()> passes = ops.queue_fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view());
+  const std::function<int()> passes =
+      ops.queue_fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view());
   return [passes]() -> std::optional<Orthonormalizer> {
     switch (passes()) {
       case 0: return Orthonormalizer::ColumnScaling;

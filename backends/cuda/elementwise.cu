@@ -128,7 +128,8 @@ struct StoreHalf {
   __device__ static bool aligned(const fp16* d) { return reinterpret_cast<std::uintptr_t>(d) % 8 == 0; }
   __device__ void four(fp16* d, const float (&v)[4]) const {  // each rounded to nearest, as one at a time
     const __half2 low = __floats2half2_rn(v[0], v[1]), high = __floats2half2_rn(v[2], v[3]);
-    *reinterpret_cast<uint2*>(d) = make_uint2(*reinterpret_cast<const unsigned*>(&low), *reinterpret_cast<const unsigned*>(&high));
+    *reinterpret_cast<uint2*>(d) =
+        make_uint2(*reinterpret_cast<const unsigned*>(&low), *reinterpret_cast<const unsigned*>(&high));
   }
 };
 

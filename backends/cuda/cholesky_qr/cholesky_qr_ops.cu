@@ -74,7 +74,10 @@ class VerdictSlots : public std::enable_shared_from_this<VerdictSlots> {
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
   CholeskyQrKernels(int device, cudaStream_t stream)
-      : CholeskyQrOps(MemorySpace::Device), device_(device), stream_(stream), slots_(std::make_shared<VerdictSlots>(device)) {}
+      : CholeskyQrOps(MemorySpace::Device),
+        device_(device),
+        stream_(stream),
+        slots_(std::make_shared<VerdictSlots>(device)) {}
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
   /// Wherever it takes Y: at 1048576 x 64 its three sweeps over Y on the FP64 Tensor Cores beat the

@@ -5,9 +5,9 @@
 // products of the FP32 entries, FP64 sums). One sweep over Y does a pass's product and the next
 // pass's Gram sums and factor: CholeskyQR2 is three kernels over Y, and Auto stops after two where
 // the first pass already left Y orthonormal. No FP64 copy of Y; a status word on the device tells
-// each sweep what to do, and the host reads it once, when asked for the verdict. A short Y (up to 8 x 256 rows) on
-// a device with thread-block clusters runs every pass in one kernel instead, its rows held in the
-// cluster's shared memory (resident_cholesky_qr).
+// each sweep what to do, and the host reads it once, when asked for the verdict. A short Y (up to
+// 8 x 256 rows) on a device with thread-block clusters runs every pass in one kernel instead, its
+// rows held in the cluster's shared memory (resident_cholesky_qr).
 #include "fused_cholesky_qr.cuh"
 
 #include <algorithm>
@@ -554,10 +554,10 @@ __device__ bool pass_runs_now(const Status* st, int pass) {
 /// CholeskyQR of a short Y in one kernel on a cluster of ceil(m / kThreads) blocks (compute 9.0),
 /// each holding its rows in shared memory between the first read and the last write. Per pass:
 /// the blocks' Gram sums (write_partials), a cluster barrier, block 0 adds them in sum_rows' fixed
-/// order and writes the factor (factor_gram), a barrier, every block multiplies its rows. The same
-/// sums, factors and products as the sweeps, in the same order: the same bits; Y read once and
-/// written once (not at all where no pass runs), and no kernel boundary between passes (the three
-/// sweeps of a 1024 x 64 Y, each a few warps' worth of work, took 100 us on the H100).
+/// order and writes the factor (factor_gram), a barrier, every block multiplies its rows: the
+/// sweeps' sums, factors and products, in their order. Y is read once and written once (not at all
+/// where no pass runs), with no kernel boundary between passes (the three sweeps of a 1024 x 64 Y,
+/// each a few warps' worth of work, took about 100 us on the H100).
 template <int N>
 __global__ void __launch_bounds__(kThreads, 1)
     resident_cholesky_qr(float* y, index_t ld, index_t m, int n, double* factor, double* partials, Status* st,
@@ -653,8 +653,8 @@ void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector
   cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
   config.numAttrs = 1;
-  RANDNLA_CUDA(cudaLaunchKernelEx(&config, kernel, y.data(), y.ld(), y.rows(), n, factor, partials, st, passes, adaptive,
-                                  vector));
+  RANDNLA_CUDA(cudaLaunchKernelEx(&config, kernel, y.data(), y.ld(), y.rows(), n, factor, partials, st, passes,
+                                  adaptive, vector));
 }
 
 int multiprocessors() {
