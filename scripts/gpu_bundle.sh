@@ -22,6 +22,12 @@ for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; 
 cp build/examples/example_distributed_pca "$out/bin-debian/"
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
 cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
+# The kernel timeline (perf_tests/cupti_timeline.cpp) and the CUPTI it loads, where the toolkit has it.
+if cmake --build build -j "$jobs" --target cupti_timeline >/dev/null 2>&1; then
+  cp build/perf_tests/libcupti_timeline.so "$out/bin-debian/"
+  cupti=$(ldd build/perf_tests/libcupti_timeline.so | awk '/libcupti/ {print $3}')
+  [ -n "$cupti" ] && cp -L "$cupti" "$out/lib/"
+fi
 # The main job's default input, which the GPU machine does not have (26 MB of the 64 MiB that
 # travel: RANDNLA_BUNDLE_DATA=0 leaves it out when no run needs it).
 if [ "${RANDNLA_BUNDLE_DATA:-1}" != 0 ]; then
