@@ -132,6 +132,31 @@ TEST(Gpu, TwoBackendsOnTwoStreamsFromTwoThreadsGiveTheResultsOfOne) {
   EXPECT_EQ(u2.data, u_alone.data);
 }
 
+// Device memory freed by the library serves its next request of the same size (repeated calls
+// reuse their blocks instead of the pool mapping new memory), and what is kept goes back when a
+// request of another size would not fit.
+TEST(Gpu, FreedDeviceBlocksServeRequestsOfTheirSizeAndGoBackWhenMemoryRunsShort) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  constexpr std::size_t mib = std::size_t(1) << 20;
+  const void* freed = dev->allocate(3 * mib).get();
+  EXPECT_EQ(dev->allocate(3 * mib).get(), freed);
+  std::vector<std::shared_ptr<void>> blocks;
+  constexpr std::size_t big = 4096 * mib;
+  try {
+    for (;;) blocks.push_back(dev->allocate(big));
+  } catch (const DeviceError&) {
+  }
+  ASSERT_GE(blocks.size(), 3u) << "a GPU with at least 12 GiB";
+  blocks.clear();  // all kept: together they were in use at once
+  std::shared_ptr<void> other;
+  EXPECT_NO_THROW(other = dev->allocate(2 * big + mib));
+  EXPECT_NE(other, nullptr);
+  Matrix<float> x(*dev, 1024, 1);
+  dev->fill_random(RandomSpec{}, x.view());  // the memory still works
+  EXPECT_TRUE(std::isfinite(dev->frobenius_norm(x.view())));
+}
+
 TEST(Gpu, HostFp16ConversionEqualsFloat2HalfRnForAll2To32Patterns) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -1357,7 +1382,10 @@ TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
       EXPECT_NEAR(fp32, tucker_relative_error(*host, on_host, hr), 1e-3 * fp32 + 0x1p-22);
       for (SketchPrecision s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
         o.sketch = s;
-        EXPECT_LT(tucker_relative_error(*dev, on_dev, rp_hosvd(*dev, on_dev, c.ranks, o)), 1.1 * fp32) << to_string(s);
+        const TuckerResult r = rp_hosvd(*dev, on_dev, c.ranks, o);
+        EXPECT_LT(tucker_relative_error(*dev, on_dev, r), 1.1 * fp32) << to_string(s);
+        // Named at the end of the run, from the first sketch's plan on the device.
+        EXPECT_EQ(r.report.sketch_kernel, s == SketchPrecision::ShgemmTF32 ? "shgemm tf32-TC" : "shgemm fp16-TC");
       }
     }
   }

@@ -1,5 +1,8 @@
 #include "precision_policy.hpp"
 
+#include <memory>
+#include <utility>
+
 namespace randnla {
 
 ProductPrecision product_precision(SketchPrecision s) {
@@ -39,16 +42,35 @@ void Products::sketch(MatrixView<const float> a, const RandomOperator& omega, Ma
 void Products::times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
                      MatrixView<float> c, std::string* kernel) {
   ProductReport report;
-  ProductReport* r = kernel ? &report : nullptr;
+  times_reported(ta, alpha, a, omega, beta, c, kernel ? &report : nullptr);
+  if (kernel) *kernel = kernel_name(report, fp16_omega_, precision_.split);
+}
+
+std::function<std::string()> Products::times_named_later(Op ta, float alpha, MatrixView<const float> a,
+                                                         const StoredOperator& omega, float beta,
+                                                         MatrixView<float> c) {
+  auto report = std::make_shared<ProductReport>();
+  report->settle_later = true;
+  times_reported(ta, alpha, a, omega, beta, c, report.get());
+  return [report, fp16_omega = fp16_omega_, split = precision_.split] {
+    if (report->settle) std::exchange(report->settle, nullptr)(*report);
+    return kernel_name(*report, fp16_omega, split);
+  };
+}
+
+void Products::times_reported(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
+                              MatrixView<float> c, ProductReport* report) {
   if (omega.is_fp16())
-    b_.product(ta, Op::N, alpha, a, omega.half, beta, c, precision_, r);
+    b_.product(ta, Op::N, alpha, a, omega.half, beta, c, precision_, report);
   else
-    b_.product(ta, Op::N, alpha, a, omega.single, beta, c, precision_, r);
-  if (!kernel) return;
-  *kernel = describe(report, fp16_omega_);
-  if (report.mode == ProductMode::Split && report.a_format == TensorCore::TF32 &&
-      precision_.split == TensorCore::Auto)
-    *kernel += " (auto: A holds Inf/NaN or elements more than 2^38 below its largest, beyond FP16's range)";
+    b_.product(ta, Op::N, alpha, a, omega.single, beta, c, precision_, report);
+}
+
+std::string Products::kernel_name(const ProductReport& report, bool fp16_omega, TensorCore split) {
+  std::string name = describe(report, fp16_omega);
+  if (report.mode == ProductMode::Split && report.a_format == TensorCore::TF32 && split == TensorCore::Auto)
+    name += " (auto: A holds Inf/NaN or elements more than 2^38 below its largest, beyond FP16's range)";
+  return name;
 }
 
 }  // namespace randnla

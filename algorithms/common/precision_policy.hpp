@@ -2,6 +2,7 @@
 // Y = A Omega and every other product with A, and on what a backend can run it.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "randnla/backend.hpp"
@@ -59,6 +60,10 @@ class Products {
   /// C := alpha op(A) omega + beta C, omega stored by store(); names the kernel as sketch() does.
   void times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
              MatrixView<float> c, std::string* kernel = nullptr);
+  /// The same product, queued without waiting for its report: the kernel's name comes from the
+  /// returned function, which waits for the product's plan where the backend made it on the device.
+  std::function<std::string()> times_named_later(Op ta, float alpha, MatrixView<const float> a,
+                                                 const StoredOperator& omega, float beta, MatrixView<float> c);
 
   /// C := alpha op(A) op(B) + beta C for two FP32 operands.
   void gemm(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
@@ -88,6 +93,10 @@ class Products {
   Backend& backend() const { return b_; }
 
  private:
+  void times_reported(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
+                      MatrixView<float> c, ProductReport* report);
+  static std::string kernel_name(const ProductReport& report, bool fp16_omega, TensorCore split);
+
   Backend& b_;
   ProductPrecision precision_;
   bool fp16_omega_;

@@ -47,6 +47,7 @@ struct Run {
   Stopwatch clock;
   bool queued;
   std::vector<OrthonormalizationVerdict> verdicts;
+  std::function<std::string()> sketch_kernel;  // the first sketch's, named at the end (no wait on the way)
 
   Run(Backend& backend, const TuckerOptions& options, TuckerReport& report, bool queue)
       : b(backend), o(options), prod(backend, options.sketch), rep(report),
@@ -60,14 +61,16 @@ struct Run {
   }
 
   /// Whether every queued orthonormalisation held and the core is finite (waits for the device);
-  /// the methods go to the report.
+  /// the methods go to the report. The core's check comes first: its one wait covers the whole
+  /// run, so the verdicts are read without another.
   bool held(const OwnedTensor& core) {
+    const bool finite = b.exponent_histogram(core.view().matrix(1)).nonfinite() == 0;
     for (OrthonormalizationVerdict& v : verdicts) {
       const std::optional<Orthonormalizer> ran = v();
       if (!ran) return false;
       rep.orthonormalizers.push_back(to_string(*ran));
     }
-    return b.exponent_histogram(core.view().matrix(1)).nonfinite() == 0;
+    return finite;
   }
 
   /// Q (I_n x l) := an orthonormal basis of (X_(n) X_(n)^T)^q X_(n) Omega (Halko, Martinsson &
@@ -78,7 +81,7 @@ struct Run {
     Matrix<float> w(b, x.extents[n], l, "W");
     {
       const StoredOperator omega = prod.store(RandomOperator(RandomDistribution{others, l}, state));
-      unfolding_times(prod, x, n, omega, 0.0f, w, first ? &rep.sketch_kernel : nullptr);
+      unfolding_times(prod, x, n, omega, 0.0f, w, first ? &sketch_kernel : nullptr);
     }
     clock.lap("sketch");
     if (first) check_input(x, w);
@@ -176,7 +179,7 @@ OwnedTensor single_pass(Run& run, const PackedTensor& a, const std::vector<index
       const index_t rows = slab.size() / slab.extents[n];  // this slab's rows of Omega_n
       const RandomOperator omega(RandomDistribution{a.size() / a.extents[n], l[n]}, omega_state(run.o, n));
       unfolding_times(run.prod, slab, n, run.prod.store(omega, r0 * (rows / c), rows), r0 == 0 ? 0.0f : 1.0f, v[n],
-                      n == 0 && r0 == 0 ? &run.rep.sketch_kernel : nullptr);
+                      n == 0 && r0 == 0 ? &run.sketch_kernel : nullptr);
     }
     run.prod.times(Op::T, 1.0f, slab.matrix(last), stored_last, 0.0f, v[last].view().block(r0, 0, c, l[last]));
     OwnedTensor y;
@@ -256,6 +259,7 @@ TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index
     if (l != ranks) core = truncate(*run, std::move(core), ranks, q);
     if (!queued || run->held(core)) break;
   }
+  if (run->sketch_kernel) res.report.sketch_kernel = run->sketch_kernel();
 
   res.core_extents = ranks;
   const index_t rest = core.view().size() / ranks[0];

@@ -67,9 +67,16 @@ void unfolding_times(Products& prod, const PackedTensor& x, int n, StridedBatch<
 }
 
 void unfolding_times(Products& prod, const PackedTensor& x, int n, const StoredOperator& omega, float beta,
-                     MatrixView<float> w, std::string* kernel) {
-  if (n == 0 || n == x.modes() - 1)
-    return prod.times(n == 0 ? Op::N : Op::T, 1.0f, x.matrix(n == 0 ? 1 : n), omega, beta, w, kernel);
+                     MatrixView<float> w, std::function<std::string()>* kernel) {
+  if (n == 0 || n == x.modes() - 1) {
+    const Op op = n == 0 ? Op::N : Op::T;
+    const MatrixView<const float> xm = x.matrix(n == 0 ? 1 : n);
+    if (kernel)
+      *kernel = prod.times_named_later(op, 1.0f, xm, omega, beta, w);
+    else
+      prod.times(op, 1.0f, xm, omega, beta, w);
+    return;
+  }
   if (omega.is_fp16())
     unfolding_times(prod, x, n, mode_blocks(x, n, MatrixView<const fp16>(omega.half.view())), beta, w);
   else

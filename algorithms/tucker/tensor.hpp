@@ -2,6 +2,7 @@
 // each is one product, or one strided-batched product, over the tensor's own memory.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -62,9 +63,10 @@ void unfolding_times(Products& prod, const PackedTensor& x, int n, StridedBatch<
 void unfolding_times(Products& prod, const PackedTensor& x, int n, StridedBatch<const fp16> b, float beta,
                      MatrixView<float> w);
 /// W (I_n x l) := X_(n) Omega + beta W for an operator stored by Products::store (rows in
-/// mode_blocks' order); names the kernel in *kernel as Products::sketch does, where non-null.
+/// mode_blocks' order). Where `kernel` is non-null and the product has a report (n first or
+/// last), *kernel names its kernel as Products::times_named_later does, without a wait now.
 void unfolding_times(Products& prod, const PackedTensor& x, int n, const StoredOperator& omega, float beta,
-                     MatrixView<float> w, std::string* kernel = nullptr);
+                     MatrixView<float> w, std::function<std::string()>* kernel = nullptr);
 
 /// Z := X_(n)^T Q, Q I_n x l; Z (prod_{k != n} I_k x l) stored as mode_blocks read it.
 Matrix<float> unfolding_transpose_times(Backend& b, Products& prod, const PackedTensor& x, int n,

@@ -21,6 +21,7 @@
 #include <limits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -259,23 +260,40 @@ __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, 
   }
 }
 
-/// One thread: the plan from the operands' histograms (null histogram: an FP16 operand).
-__global__ void plan_kernel(const unsigned long long* hist_a, const unsigned long long* hist_b, TensorCore tc,
-                            DevicePlan* plan, tc::NonfiniteState nonfinite) {
+constexpr int kPlanThreads = kExponentBins;
+
+/// The plan from the operands' histograms (null histogram: an FP16 operand), into `plan` and, where
+/// non-null, `published` (host memory). The block reads the bins and leaves them zero for the next
+/// product's histograms (no reset of its own between the kernels); one thread plans.
+__global__ void __launch_bounds__(kPlanThreads)
+    plan_kernel(unsigned long long* hist_a, unsigned long long* hist_b, TensorCore tc, DevicePlan* plan,
+                DevicePlan* published, tc::NonfiniteState nonfinite) {
+  static_assert(sizeof(ExponentHistogram) == sizeof(std::int64_t) * kExponentBins &&
+                    std::is_standard_layout<ExponentHistogram>::value,
+                "an ExponentHistogram is its counts");
+  __shared__ std::int64_t bins[2][kExponentBins];
+  unsigned long long* hs[2] = {hist_a, hist_b};
+  for (int o = 0; o < 2; ++o) {
+    if (hs[o] == nullptr) continue;
+    bins[o][threadIdx.x] = static_cast<std::int64_t>(hs[o][threadIdx.x]);
+    hs[o][threadIdx.x] = 0;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
   tc::lower_flag(nonfinite);
   OperandPlan p[2];
-  const unsigned long long* hs[2] = {hist_a, hist_b};
   for (int o = 0; o < 2; ++o) {
     if (hs[o] == nullptr) {
       p[o] = OperandPlan{tc != TensorCore::TF32, 0};
       continue;
     }
-    ExponentHistogram h;
-    for (int b = 0; b < kExponentBins; ++b) h.count[b] = static_cast<std::int64_t>(hs[o][b]);
-    p[o] = plan_operand(h, tc);
+    // Read where the block left them: a copy into a local ExponentHistogram (local memory) took
+    // about 2 of this kernel's 7 us (CUPTI, H100).
+    p[o] = plan_operand(*reinterpret_cast<const ExponentHistogram*>(bins[o]), tc);
   }
   const bool fp16 = p[0].use_fp16 && p[1].use_fp16;
   *plan = DevicePlan{fp16 ? 1 : 0, fp16 ? p[0].scale_exponent : 0, fp16 ? p[1].scale_exponent : 0};
+  if (published) *published = *plan;
 }
 
 index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
@@ -339,6 +357,8 @@ __global__ void scale_kernel(MatrixView<float> c, float beta) {
 
 }  // namespace
 
+constexpr std::size_t kHistogramBytes = 2 * kExponentBins * sizeof(unsigned long long);
+
 void* TcWorkspace::get(std::size_t bytes) {
   if (bytes > bytes_) {
     buffer_.reset();
@@ -347,11 +367,18 @@ void* TcWorkspace::get(std::size_t bytes) {
   }
   return buffer_.get();
 }
-unsigned long long* TcWorkspace::histograms() {
-  if (!small_) small_ = allocate_(2 * kExponentBins * sizeof(unsigned long long) + 256);
+unsigned long long* TcWorkspace::histograms(cudaStream_t s) {
+  if (!small_) {
+    small_ = allocate_(kHistogramBytes + 256);
+    RANDNLA_CUDA(cudaMemsetAsync(small_.get(), 0, kHistogramBytes, s));
+  }
   return static_cast<unsigned long long*>(small_.get());
 }
-void* TcWorkspace::plan() { return histograms() + 2 * kExponentBins; }
+void* TcWorkspace::plan(cudaStream_t s) { return histograms(s) + 2 * kExponentBins; }
+std::shared_ptr<PinnedSlots::Slot> TcWorkspace::plan_copy() {
+  if (!plan_copies_) plan_copies_ = std::make_shared<PinnedSlots>(device_, sizeof(DevicePlan));
+  return plan_copies_->take();
+}
 void* TcWorkspace::zeroed(std::size_t bytes, cudaStream_t s) {
   if (bytes > zeroed_bytes_) {
     zeroed_.reset();
@@ -364,13 +391,19 @@ void* TcWorkspace::zeroed(std::size_t bytes, cudaStream_t s) {
 
 namespace {
 
+/// A product's plan on the device, and the page-locked slot the plan kernel also writes it to
+/// where the report settles later (else null).
+struct Planned {
+  DevicePlan* plan;
+  std::shared_ptr<PinnedSlots::Slot> published;
+};
+
 /// Exponent histograms of the FP32 operands that need one (null: none) and the plan from them,
 /// all on the device; the plan kernel also lowers the last product's non-finite flag.
-DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, cudaStream_t s,
-                           const tc::NonfiniteState& nonfinite = {}) {
-  unsigned long long* hist = ws.histograms();
-  auto* plan = static_cast<DevicePlan*>(ws.plan());
-  RANDNLA_CUDA(cudaMemsetAsync(hist, 0, 2 * kExponentBins * sizeof(unsigned long long), s));
+Planned plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, const ProductReport* report,
+                       cudaStream_t s, const tc::NonfiniteState& nonfinite = {}) {
+  unsigned long long* hist = ws.histograms(s);  // zero: the last plan kernel left them so
+  Planned planned{static_cast<DevicePlan*>(ws.plan(s)), report && report->settle_later ? ws.plan_copy() : nullptr};
   const TcOperand* ops[2] = {a, b};
   for (int o = 0; o < 2; ++o) {
     if (ops[o] == nullptr || tc == TensorCore::TF32) continue;
@@ -378,20 +411,38 @@ DevicePlan* plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc
     launch_histogram(MatrixView<const float>(static_cast<const float*>(x.data), x.rows, x.cols, x.ld, MemorySpace::Device),
                      hist + o * kExponentBins, s);
   }
-  plan_kernel<<<1, 1, 0, s>>>(a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, plan, nonfinite);
+  plan_kernel<<<1, kPlanThreads, 0, s>>>(
+      a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, planned.plan,
+      planned.published ? static_cast<DevicePlan*>(planned.published->device_data) : nullptr, nonfinite);
   RANDNLA_CUDA_LAUNCH("tc_gemm plan");
-  return plan;
+  return planned;
 }
 
-void fill_report(const DevicePlan* plan, bool swap_scales, ProductReport* report, cudaStream_t s) {
-  if (!report) return;
-  DevicePlan h{};
-  RANDNLA_CUDA(cudaMemcpyAsync(&h, plan, sizeof h, cudaMemcpyDeviceToHost, s));
-  RANDNLA_CUDA(cudaStreamSynchronize(s));
+void report_plan(const DevicePlan& h, bool swap_scales, ProductReport& report) {
   const TensorCore f = h.use_fp16 ? TensorCore::FP16 : TensorCore::TF32;
-  report->a_format = report->b_format = f;
-  report->a_scale_exponent = swap_scales ? h.scale_b : h.scale_a;
-  report->b_scale_exponent = swap_scales ? h.scale_a : h.scale_b;
+  report.a_format = report.b_format = f;
+  report.a_scale_exponent = swap_scales ? h.scale_b : h.scale_a;
+  report.b_scale_exponent = swap_scales ? h.scale_a : h.scale_b;
+}
+
+/// The report's formats and scales from the plan: now (waits for the stream), or, where the
+/// report settles later, from the plan the plan kernel published, after an event.
+void fill_report(const Planned& planned, bool swap_scales, ProductReport* report, cudaStream_t s) {
+  if (!report) return;
+  if (!planned.published) {
+    DevicePlan h{};
+    RANDNLA_CUDA(cudaMemcpyAsync(&h, planned.plan, sizeof h, cudaMemcpyDeviceToHost, s));
+    RANDNLA_CUDA(cudaStreamSynchronize(s));
+    return report_plan(h, swap_scales, *report);
+  }
+  std::shared_ptr<PinnedSlots::Slot> slot = planned.published;
+  RANDNLA_CUDA(cudaEventRecord(slot->written, s));
+  report->settle = [slot, swap_scales](ProductReport& r) {
+    wait_written(*slot);
+    DevicePlan h;
+    std::memcpy(&h, slot->data, sizeof h);
+    report_plan(h, swap_scales, r);
+  };
 }
 
 /// The paths a product may take, known before its plan: FP16 unless TF32 is asked for; TF32 where
@@ -424,13 +475,14 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
   // Both paths share one allocation, sized for TF32 parts; FP16 parts use half of it.
   float* workspace = static_cast<float*>(ws.get(2 * static_cast<std::size_t>((args.mp + args.np) * args.kp) * sizeof(float)));
   const auto nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
-  args.plan = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, s, nonfinite);
+  const Planned planned = plan_on_device(a.fp16 ? nullptr : &a, b.fp16 ? nullptr : &b, tc, ws, report, s, nonfinite);
+  args.plan = planned.plan;
   const Paths paths = possible_paths(tc, !a.fp16 || !b.fp16);
   if (paths.fp16) pack_both_and_launch<__half>(a, b, m, n, k, args, workspace, nonfinite, s);
   if (paths.tf32) pack_both_and_launch<float>(a, b, m, n, k, args, workspace, nonfinite, s);
   tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
                                 nonfinite, s);
-  fill_report(args.plan, false, report, s);
+  fill_report(planned, false, report, s);
 }
 
 /// One FP32 operand streamed, the other packed, the wgmma kernel (compute 9.0). The streamed one is
@@ -466,7 +518,8 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   }
   // Only the packed operand has one exponent scale for the whole matrix; the streamed one is
   // scaled per row and K slice inside the kernel and never needs TF32 for its range.
-  DevicePlan* plan = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, s, sa.nonfinite);
+  const Planned planned = plan_on_device(nullptr, p.fp16 ? nullptr : &p, tc, ws, report, s, sa.nonfinite);
+  DevicePlan* plan = planned.plan;
   sa.c_args.plan = plan;
   sa.x = x_data;
   // An FP16 P whose K is contiguous in 16-byte-aligned rows is the FP16 path's operand as it is.
@@ -489,7 +542,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   if (paths.tf32) pack_and_launch(float());
   tc::launch_nonfinite_epilogue(a, b, args.alpha, args.beta, MatrixView<float>(args.c, m, n, args.ldc, MemorySpace::Device),
                                 sa.nonfinite, s);
-  fill_report(plan, stream_b, report, s);
+  fill_report(planned, stream_b, report, s);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "pinned_slots.cuh"
 #include "randnla/backend.hpp"
 
 namespace randnla {
@@ -31,17 +32,24 @@ struct TcOperand {
 class TcWorkspace {
  public:
   using Allocate = std::function<std::shared_ptr<void>(std::size_t bytes)>;
-  explicit TcWorkspace(Allocate allocate) : allocate_(std::move(allocate)) {}
+  TcWorkspace(int device, Allocate allocate) : device_(device), allocate_(std::move(allocate)) {}
   void* get(std::size_t bytes);
-  unsigned long long* histograms();  ///< 2 x 256 counters
-  void* plan();                      ///< the device-side plan (format and scale exponents)
+  /// 2 x 256 counters, zero before each product's histograms (zeroed on stream s when first
+  /// allocated; the plan kernel leaves them zero).
+  unsigned long long* histograms(cudaStream_t s);
+  void* plan(cudaStream_t s);  ///< the device-side plan (format and scale exponents)
+  /// A page-locked slot for a copy of the plan, read after the slot's event (a report that
+  /// settles later).
+  std::shared_ptr<PinnedSlots::Slot> plan_copy();
   /// `bytes` of device memory that are zero whenever no product is in flight (zeroed on stream s
   /// when first allocated; whoever uses them leaves them zero): the non-finite epilogue's state.
   void* zeroed(std::size_t bytes, cudaStream_t s);
 
  private:
+  int device_;
   Allocate allocate_;
   std::shared_ptr<void> buffer_, small_, zeroed_;
+  std::shared_ptr<PinnedSlots> plan_copies_;
   std::size_t bytes_ = 0, zeroed_bytes_ = 0;
 };
 

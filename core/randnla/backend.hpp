@@ -356,7 +356,11 @@ class Backend : public DeviceContext {
                         MatrixView<float> c, ProductPrecision& precision, ProductReport* report) {
     product_checks(ta, tb, a, b, c);
     if (c.empty()) return false;
-    if (report) *report = ProductReport{};
+    if (report) {
+      const bool later = report->settle_later;
+      *report = ProductReport{};
+      report->settle_later = later;
+    }
     if (op_cols(ta, a.rows(), a.cols()) == 0) return scale(beta, c), false;
     precision = resolve(precision, report);
     return true;

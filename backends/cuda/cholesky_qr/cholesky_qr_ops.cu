@@ -4,10 +4,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <vector>
 
 #include "cuda/for_each.cuh"
+#include "cuda/pinned_slots.cuh"
 #include "fused_cholesky_qr.cuh"
 
 namespace randnla {
@@ -30,54 +29,13 @@ void launch_convert_scaled(MatrixView<const double> src, MatrixView<const double
 
 namespace {
 
-/// Where queued verdicts land: page-locked status words (the copy is one DMA) with an event each,
-/// so that reading a verdict waits for its own copy only. A slot goes back to the pool when its
-/// verdict is dropped; the pool grows to the most verdicts pending at once.
-class VerdictSlots : public std::enable_shared_from_this<VerdictSlots> {
- public:
-  struct Slot {
-    FusedCholeskyQrStatus* status = nullptr;
-    cudaEvent_t copied = nullptr;
-  };
-  explicit VerdictSlots(int device) : device_(device) {}
-  ~VerdictSlots() {
-    for (Slot& s : free_) cudaFreeHost(s.status), cudaEventDestroy(s.copied);
-  }
-  VerdictSlots(const VerdictSlots&) = delete;
-  VerdictSlots& operator=(const VerdictSlots&) = delete;
-
-  std::shared_ptr<Slot> take() {
-    Slot slot;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) slot = free_.back(), free_.pop_back();
-    }
-    if (!slot.status) {
-      const DeviceScope scope(device_);
-      RANDNLA_CUDA(cudaMallocHost(&slot.status, sizeof *slot.status));
-      RANDNLA_CUDA(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
-    }
-    auto self = shared_from_this();
-    return std::shared_ptr<Slot>(new Slot(slot), [self](Slot* s) {
-      const std::lock_guard<std::mutex> lock(self->mutex_);
-      self->free_.push_back(*s);
-      delete s;
-    });
-  }
-
- private:
-  int device_;
-  std::mutex mutex_;
-  std::vector<Slot> free_;
-};
-
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
   CholeskyQrKernels(int device, cudaStream_t stream)
       : CholeskyQrOps(MemorySpace::Device),
         device_(device),
         stream_(stream),
-        slots_(std::make_shared<VerdictSlots>(device)) {}
+        slots_(std::make_shared<PinnedSlots>(device, sizeof(FusedCholeskyQrStatus))) {}
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
   /// Wherever it takes Y: at 1048576 x 64 its three sweeps over Y on the FP64 Tensor Cores beat the
@@ -92,11 +50,13 @@ class CholeskyQrKernels final : public CholeskyQrOps {
  protected:
   std::function<int()> do_queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work) override {
     const DeviceScope scope(device_);
-    std::shared_ptr<VerdictSlots::Slot> slot = slots_->take();
-    cuda::queue_fused_cholesky_qr(y, passes, work, slot->status, slot->copied, stream_);
+    std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
+    cuda::queue_fused_cholesky_qr(y, passes, work, static_cast<FusedCholeskyQrStatus*>(slot->device_data),
+                                  slot->written, stream_);
     return [slot] {
-      RANDNLA_CUDA(cudaEventSynchronize(slot->copied));
-      return slot->status->breakdown ? -1 : slot->status->passes;
+      wait_written(*slot);
+      const auto* status = static_cast<const volatile FusedCholeskyQrStatus*>(slot->data);
+      return status->breakdown ? -1 : status->passes;
     };
   }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
@@ -111,7 +71,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
  private:
   int device_;
   cudaStream_t stream_;
-  std::shared_ptr<VerdictSlots> slots_;
+  std::shared_ptr<PinnedSlots> slots_;  // where the verdicts land
 };
 
 }  // namespace

@@ -497,13 +497,15 @@ constexpr int kSweepsPerMultiprocessor = N <= 16 ? 2 : 1;
 /// sweep does pass p's product and pass p + 1's Gram sums, so CholeskyQR2 reads Y three times,
 /// not four. Each warp's next chunk of rows is on its way to shared memory (cp.async) while this
 /// one is worked on. The block that finishes last adds the blocks' sums (gather_gram) and writes pass
-/// `gram_pass`'s factor (factor_gram), so a pass needs no other kernel.
+/// `gram_pass`'s factor (factor_gram), so a pass needs no other kernel. The last sweep (non-null
+/// `verdict`) publishes the status, final by then, to the host first.
 template <int N>
 __global__ void __launch_bounds__(kThreads, kSweepsPerMultiprocessor<N>)
     sweep(float* y, index_t ld, index_t m, int n, index_t rows_per_block, double* factor, double* partials,
-          double* group_partials, int* counters, Status* st, int apply_pass, int gram_pass,
+          double* group_partials, int* counters, Status* st, Status* verdict, int apply_pass, int gram_pass,
           bool stop_when_orthogonal, bool vector) {
   constexpr int NB = N / 8;
+  if (verdict && blockIdx.x == 0 && threadIdx.x == 0) *verdict = *st;
   const bool apply = pass_runs(st, apply_pass), gram = pass_runs(st, gram_pass);
   if (!apply && !gram) return;
   extern __shared__ double shared[];
@@ -557,11 +559,12 @@ __device__ bool pass_runs_now(const Status* st, int pass) {
 /// order and writes the factor (factor_gram), a barrier, every block multiplies its rows: the
 /// sweeps' sums, factors and products, in their order. Y is read once and written once (not at all
 /// where no pass runs), with no kernel boundary between passes (the three sweeps of a 1024 x 64 Y,
-/// each a few warps' worth of work, took about 100 us on the H100).
+/// each a few warps' worth of work, took about 100 us on the H100). Block 0, which alone writes the
+/// status, publishes it to `verdict` at its end.
 template <int N>
 __global__ void __launch_bounds__(kThreads, 1)
     resident_cholesky_qr(float* y, index_t ld, index_t m, int n, double* factor, double* partials, Status* st,
-                         int passes, bool adaptive, bool vector) {
+                         Status* verdict, int passes, bool adaptive, bool vector) {
   constexpr int NB = N / 8;
   extern __shared__ double shared[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -591,6 +594,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncwarp();
   if (applied) store_rows<N>(rows, y, ld, first, m, n, vector);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *verdict = *st;
 }
 
 __global__ void reset(Status* st, int* counters, int count) {
@@ -598,8 +602,8 @@ __global__ void reset(Status* st, int* counters, int count) {
   for (int i = threadIdx.x; i < count; i += blockDim.x) counters[i] = 0;
 }
 
-using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, int*, Status*, int,
-                            int, bool, bool);
+using SweepKernel = void (*)(float*, index_t, index_t, int, index_t, double*, double*, double*, int*, Status*,
+                            Status*, int, int, bool, bool);
 
 /// The sweep over n columns, padded to whole tiles.
 SweepKernel sweep_for(int n) {
@@ -611,7 +615,7 @@ SweepKernel sweep_for(int n) {
   }
 }
 
-using ResidentKernel = void (*)(float*, index_t, index_t, int, double*, double*, Status*, int, bool, bool);
+using ResidentKernel = void (*)(float*, index_t, index_t, int, double*, double*, Status*, Status*, int, bool, bool);
 
 ResidentKernel resident_for(int n) {
   switch (padded_columns(n)) {
@@ -638,7 +642,7 @@ bool clusters_available() {
 
 /// resident_cholesky_qr on a cluster of `blocks` blocks (kThreads rows each).
 void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector, double* factor, double* partials,
-                     Status* st, index_t blocks, cudaStream_t s) {
+                     Status* st, Status* verdict, index_t blocks, cudaStream_t s) {
   const int n = static_cast<int>(y.cols());
   const ResidentKernel kernel = resident_for(n);
   allow_dynamic_shared_memory(kernel, resident_shared_bytes(kMaxColumns));
@@ -653,8 +657,8 @@ void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector
   cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
   config.numAttrs = 1;
-  RANDNLA_CUDA(cudaLaunchKernelEx(&config, kernel, y.data(), y.ld(), y.rows(), n, factor, partials, st, passes,
-                                  adaptive, vector));
+  RANDNLA_CUDA(cudaLaunchKernelEx(&config, kernel, y.data(), y.ld(), y.rows(), n, factor, partials, st, verdict,
+                                  passes, adaptive, vector));
 }
 
 int multiprocessors() {
@@ -701,9 +705,9 @@ struct Layout {
   }
 };
 
-/// The status reset and the most + 1 sweeps of the general path.
+/// The status reset and the most + 1 sweeps of the general path, the last publishing the verdict.
 void launch_sweeps(MatrixView<float> y, int most, bool adaptive, bool vector, MatrixView<double> work,
-                   const Layout& layout, cudaStream_t s) {
+                   const Layout& layout, Status* verdict, cudaStream_t s) {
   const index_t m = y.rows();
   const int n = static_cast<int>(y.cols());
   auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
@@ -713,8 +717,8 @@ void launch_sweeps(MatrixView<float> y, int most, bool adaptive, bool vector, Ma
   const SweepKernel sweep_n = sweep_for(n);
   const auto sweep_y = [&](int apply_pass, int gram_pass) {
     sweep_n<<<static_cast<unsigned>(layout.blocks), kThreads, sweep_shared_bytes(n), s>>>(
-        y.data(), y.ld(), m, n, layout.rows_per_block, r, partials, group_partials, counters, st, apply_pass,
-        gram_pass, adaptive, vector);
+        y.data(), y.ld(), m, n, layout.rows_per_block, r, partials, group_partials, counters, st,
+        gram_pass < 0 ? verdict : nullptr, apply_pass, gram_pass, adaptive, vector);
     RANDNLA_CUDA_LAUNCH("fused CholeskyQR: sweep of Y");
   };
   reset<<<1, 32, 0, s>>>(st, counters, static_cast<int>(layout.groups) + 1);
@@ -727,8 +731,8 @@ void launch_sweeps(MatrixView<float> y, int most, bool adaptive, bool vector, Ma
 
 index_t fused_cholesky_qr_workspace(index_t m, index_t n) { return Layout(m, static_cast<int>(n)).total; }
 
-void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, Status* pinned,
-                             cudaEvent_t copied, cudaStream_t s) {
+void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, Status* verdict,
+                             cudaEvent_t published, cudaStream_t s) {
   const Layout layout(y.rows(), static_cast<int>(y.cols()));
   auto* st = reinterpret_cast<Status*>(work.data() + layout.status);
   const bool adaptive = passes == 0;
@@ -736,11 +740,10 @@ void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double>
   const int most = adaptive ? 2 : passes;
   if (layout.rows_per_block == kThreads && layout.blocks <= kResidentBlocks && clusters_available())
     launch_resident(y, most, adaptive, vector, work.data() + layout.factor, work.data() + layout.partials, st,
-                    layout.blocks, s);
+                    verdict, layout.blocks, s);
   else
-    launch_sweeps(y, most, adaptive, vector, work, layout, s);
-  RANDNLA_CUDA(cudaMemcpyAsync(pinned, st, sizeof *pinned, cudaMemcpyDeviceToHost, s));
-  RANDNLA_CUDA(cudaEventRecord(copied, s));
+    launch_sweeps(y, most, adaptive, vector, work, layout, verdict, s);
+  RANDNLA_CUDA(cudaEventRecord(published, s));
 }
 
 }  // namespace cuda

@@ -21,10 +21,10 @@ struct FusedCholeskyQrStatus {
 index_t fused_cholesky_qr_workspace(index_t m, index_t n);
 
 /// CholeskyQrOps::queue_fused_cholesky_qr on stream s (work: fused_cholesky_qr_workspace(m, n)
-/// doubles): the verdict is copied to `pinned` (page-locked host memory: one copy, no staging),
-/// and `copied` recorded after the copy.
-void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, FusedCholeskyQrStatus* pinned,
-                             cudaEvent_t copied, cudaStream_t s);
+/// doubles): the last kernel writes the verdict to `verdict` (page-locked host memory mapped for
+/// the device: no copy of its own between the kernels), and `published` is recorded after it.
+void queue_fused_cholesky_qr(MatrixView<float> y, int passes, MatrixView<double> work, FusedCholeskyQrStatus* verdict,
+                             cudaEvent_t published, cudaStream_t s);
 
 }  // namespace cuda
 }  // namespace randnla

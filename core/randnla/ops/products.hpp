@@ -2,6 +2,7 @@
 // precision that one descriptor names (ProductPrecision) and a report says how it actually ran.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -76,6 +77,11 @@ struct ProductReport {
   int a_scale_exponent = 0;                ///< A was scaled by 2^a_scale_exponent before its FP16 split
   int b_scale_exponent = 0;
   std::string why;                         ///< why Auto or a fallback chose this mode; empty otherwise
+  /// Set by the caller: do not wait for the device to fill the formats and scales. A backend that
+  /// plans on the device then leaves `settle` instead, which waits for the product's plan and
+  /// fills them (call it once, any time after the product is queued); otherwise `settle` is empty.
+  bool settle_later = false;
+  std::function<void(ProductReport&)> settle;
 };
 
 /// "shgemm fp16-TC (A scaled by 2^3)", "tcec tf32-TC", "sgemm fp32", ..., with the reason.
