@@ -55,16 +55,22 @@ fi
 if [ -n "$baseline" ]; then
   work=build-baseline
   commit=$(git rev-parse --short "$baseline")
-  if [ "$(cat "$work/commit" 2>/dev/null)" != "$commit" ]; then  # built once per baseline
+  if [ "$(cat "$work/commit" 2>/dev/null)" != "$commit" ] || [ ! -f "$work/module" ]; then  # built once per baseline
     rm -rf "$work" && git worktree prune && git worktree add --detach "$work/src" "$baseline" >/dev/null
     cmake -S "$work/src" -B "$work/build" -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_EXAMPLES=OFF -DRANDNLA_BUILD_TOOL=OFF \
       >/dev/null
     cmake --build "$work/build" -j "$jobs" --target bench_gemm bench_rsvd
+    # Since the CUDA backend became a module, a baseline loads its own from beside it.
+    if cmake --build "$work/build" --target help | grep -q "randnla_cuda$"; then
+      cmake --build "$work/build" -j "$jobs" --target randnla_cuda
+    fi
+    touch "$work/module"
     git worktree remove --force "$work/src"
     echo "$commit" > "$work/commit"
   fi
   mkdir -p "$out/bin-baseline"
   cp "$work/build/perf_tests/bench_gemm" "$work/build/perf_tests/bench_rsvd" "$out/bin-baseline/"
+  if [ -f "$work/build/librandnla_cuda.so" ]; then cp "$work/build/librandnla_cuda.so" "$out/bin-baseline/"; fi
   echo "$commit" > "$out/bin-baseline/commit"
 fi
 
