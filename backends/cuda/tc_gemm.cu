@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cuda_check.hpp"
 #include "randnla/precision.hpp"
@@ -392,7 +393,7 @@ void* TcWorkspace::zeroed(std::size_t bytes, cudaStream_t s) {
 namespace {
 
 /// A product's plan on the device, and the page-locked slot the plan kernel also writes it to
-/// where the report settles later (else null).
+/// where the product is reported (else null).
 struct Planned {
   DevicePlan* plan;
   std::shared_ptr<PinnedSlots::Slot> published;
@@ -403,7 +404,7 @@ struct Planned {
 Planned plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, TcWorkspace& ws, const ProductReport* report,
                        cudaStream_t s, const tc::NonfiniteState& nonfinite = {}) {
   unsigned long long* hist = ws.histograms(s);  // zero: the last plan kernel left them so
-  Planned planned{static_cast<DevicePlan*>(ws.plan(s)), report && report->settle_later ? ws.plan_copy() : nullptr};
+  Planned planned{static_cast<DevicePlan*>(ws.plan(s)), report ? ws.plan_copy() : nullptr};
   const TcOperand* ops[2] = {a, b};
   for (int o = 0; o < 2; ++o) {
     if (ops[o] == nullptr || tc == TensorCore::TF32) continue;
@@ -425,16 +426,10 @@ void report_plan(const DevicePlan& h, bool swap_scales, ProductReport& report) {
   report.b_scale_exponent = swap_scales ? h.scale_a : h.scale_b;
 }
 
-/// The report's formats and scales from the plan: now (waits for the stream), or, where the
-/// report settles later, from the plan the plan kernel published, after an event.
+/// The report's formats and scales from the plan the plan kernel published: now (a wait), or, where
+/// the report settles later, when its `settle` is called.
 void fill_report(const Planned& planned, bool swap_scales, ProductReport* report, cudaStream_t s) {
   if (!report) return;
-  if (!planned.published) {
-    DevicePlan h{};
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, planned.plan, sizeof h, cudaMemcpyDeviceToHost, s));
-    RANDNLA_CUDA(cudaStreamSynchronize(s));
-    return report_plan(h, swap_scales, *report);
-  }
   std::shared_ptr<PinnedSlots::Slot> slot = planned.published;
   RANDNLA_CUDA(cudaEventRecord(slot->written, s));
   report->settle = [slot, swap_scales](ProductReport& r) {
@@ -443,6 +438,7 @@ void fill_report(const Planned& planned, bool swap_scales, ProductReport* report
     std::memcpy(&h, slot->data, sizeof h);
     report_plan(h, swap_scales, r);
   };
+  if (!report->settle_later) std::exchange(report->settle, nullptr)(*report);
 }
 
 /// The paths a product may take, known before its plan: FP16 unless TF32 is asked for; TF32 where

@@ -38,8 +38,8 @@ class TcWorkspace {
   /// allocated; the plan kernel leaves them zero).
   unsigned long long* histograms(cudaStream_t s);
   void* plan(cudaStream_t s);  ///< the device-side plan (format and scale exponents)
-  /// A page-locked slot for a copy of the plan, read after the slot's event (a report that
-  /// settles later).
+  /// A page-locked slot the plan kernel also writes the plan to, read after the slot's event
+  /// (a product's report).
   std::shared_ptr<PinnedSlots::Slot> plan_copy();
   /// `bytes` of device memory that are zero whenever no product is in flight (zeroed on stream s
   /// when first allocated; whoever uses them leaves them zero): the non-finite epilogue's state.
@@ -53,14 +53,14 @@ class TcWorkspace {
   std::size_t bytes_ = 0, zeroed_bytes_ = 0;
 };
 
-/// C := alpha * op(A) op(B) + beta * C on Tensor Cores with FP32 accumulation of the hi*hi
-/// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
-/// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
-/// Fills `report` when non-null (that synchronises).
 /// Whether tc_gemm takes an A in slices (TcOperand::slices > 1) on the current device: on the
 /// wgmma kernel, A FP32, K per slice a multiple of 64, A and the slice stride 16-byte aligned.
 bool tc_gemm_takes_slices(const TcOperand& a);
 
+/// C := alpha * op(A) op(B) + beta * C on Tensor Cores with FP32 accumulation of the hi*hi
+/// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
+/// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
+/// Fills `report` when non-null (that waits for the plan, unless the report settles later).
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
              ProductReport* report, TcWorkspace& ws, cudaStream_t stream);
 
