@@ -1122,6 +1122,50 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
+// The fused FP16 conversion and exponent histogram, and the plain conversion and histogram, on
+// three views with more elements than the kernels' threads: a whole matrix of an odd size (read
+// four entries at a time, with a tail), a block of a larger matrix (ld > rows) and the columns
+// after the first (contiguous but not 16-byte aligned), both walked entry by entry. Each FP16 copy
+// equals the host's bit for bit, each histogram the host's, zeros left out and Inf and NaN counted
+// as non-finite.
+TEST(Gpu, ConvertMeasuredEqualsConvertAndHistogramOfTheHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  const index_t ld = 1003, n = 701;
+  Matrix<float> hx(*host, ld, n), dx(*dev, ld, n);
+  const auto r = test::random_matrix(ld, n, Elements::Normal, 12);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < ld; ++i)
+      hx.view()(i, j) = static_cast<float>(r(i, j) * std::ldexp(1.0, static_cast<int>((i * 7 + j) % 61) - 30));
+  hx.view()(0, 2) = 0.0f, hx.view()(5, 3) = INFINITY, hx.view()(9, 400) = NAN, hx.view()(996, 700) = -1e30f;
+  dev->copy(MatrixView<const float>(hx.view()), dx.view());
+  struct Case {
+    const char* name;
+    index_t i0, j0, rows, cols;
+  };
+  for (const Case& c : {Case{"whole", 0, 0, ld, n}, Case{"ld > rows", 0, 0, 997, n}, Case{"unaligned", 0, 1, ld, n - 1}}) {
+    const MatrixView<const float> hb = hx.view().block(c.i0, c.j0, c.rows, c.cols);
+    const MatrixView<const float> db = dx.view().block(c.i0, c.j0, c.rows, c.cols);
+    Matrix<fp16> hh(*host, c.rows, c.cols), dh(*dev, c.rows, c.cols), dh2(*dev, c.rows, c.cols), h(*host, c.rows, c.cols);
+    host->convert(hb, hh.view());
+    const ExponentHistogram want = host->exponent_histogram(hb);
+    const ExponentHistogram got = dev->convert_measured(db, dh.view());
+    const ExponentHistogram separate = dev->exponent_histogram(db);
+    dev->copy(MatrixView<const fp16>(dh.view()), h.view());
+    EXPECT_EQ(0, std::memcmp(h.data(), hh.data(), sizeof(fp16) * c.rows * c.cols)) << c.name;
+    dev->convert(db, dh2.view());
+    dev->copy(MatrixView<const fp16>(dh2.view()), h.view());
+    EXPECT_EQ(0, std::memcmp(h.data(), hh.data(), sizeof(fp16) * c.rows * c.cols)) << c.name;
+    EXPECT_EQ(0, std::memcmp(got.count, want.count, sizeof(want.count))) << c.name;
+    EXPECT_EQ(0, std::memcmp(separate.count, want.count, sizeof(want.count))) << c.name;
+    EXPECT_EQ(want.nonfinite(), 2) << c.name;
+    std::int64_t counted = 0;
+    for (std::int64_t k : got.count) counted += k;
+    EXPECT_EQ(counted, c.rows * c.cols - 1) << c.name;
+  }
+}
+
 // Strided batches (cuBLAS's strided-batched GEMM for FP32, TF32 and FP64; one split product per
 // matrix otherwise) give what one product per matrix gives, to the order of summation, and Auto
 // runs the split product on the GPU.

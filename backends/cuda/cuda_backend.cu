@@ -38,10 +38,7 @@ using cuda::StreamMemory;
 using cuda::TcOperand;
 
 cublasOperation_t cublas_op(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
-int blas_int(index_t v, const char* name) {
-  require(v <= 0x7fffffff, name, v, "must fit cuBLAS/cuSOLVER's 32-bit integers");
-  return static_cast<int>(v);
-}
+using cuda::blas_int;
 
 class CublasHandle {
  public:
@@ -112,7 +109,7 @@ class CudaBackend final : public Backend {
             std::to_string(p.multiProcessorCount) + " SMs)";
     capabilities_.tensor_cores = p.major >= 8;  // the mma.sync kernel's floor
     capabilities_.polar = true;
-    provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get()));
+    provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get(), blas_.get()));
     provide<TsqrOps>(cuda::make_tsqr_ops(device_, stream_->get()));
     provide<TensorCoreTsqrOps>(cuda::make_tensor_core_tsqr_ops(device_, stream_->get()));
     provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_->get()));
@@ -221,10 +218,18 @@ class CudaBackend final : public Backend {
   }
 
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override {
+    return histogram_of([&](unsigned long long* d) { cuda::launch_histogram(x, d, stream()); });
+  }
+  ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) override {
+    return histogram_of([&](unsigned long long* d) { cuda::launch_convert_measured(src, dst, d, stream()); });
+  }
+  /// The histogram that `count` adds into zeroed device bins.
+  template <class Count>
+  ExponentHistogram histogram_of(const Count& count) {
     const DeviceScope scope(device_);
     auto* d = static_cast<unsigned long long*>(scratch(kExponentBins * sizeof(unsigned long long)));
     RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream()));
-    cuda::launch_histogram(x, d, stream());
+    count(d);
     unsigned long long h[kExponentBins];
     read_back(d, h, kExponentBins);
     ExponentHistogram out;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "randnla/error.hpp"
+#include "randnla/matrix_view.hpp"
 
 namespace randnla {
 namespace cuda {
@@ -36,6 +37,12 @@ inline void check(cublasStatus_t s, const char* call) {
 }
 inline void check(cusolverStatus_t s, const char* call) {
   if (s != CUSOLVER_STATUS_SUCCESS) throw DeviceError(std::string(call) + ": " + cusolver_status_text(s) + " (cuSOLVER)");
+}
+
+/// v as cuBLAS's and cuSOLVER's 32-bit int, refused (naming the parameter) where it does not fit.
+inline int blas_int(index_t v, const char* name) {
+  require(v <= 0x7fffffff, name, v, "must fit cuBLAS/cuSOLVER's 32-bit integers");
+  return static_cast<int>(v);
 }
 
 }  // namespace cuda

@@ -28,6 +28,8 @@ void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);
 void launch_zero_lower(MatrixView<double> g, cudaStream_t s);
 /// hist[256] += counts of x's non-zero elements per FP32 exponent (hist zeroed by the caller).
 void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s);
+/// h := x rounded to FP16, and x's exponent histogram added into hist (zeroed by the caller), in one pass.
+void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, unsigned long long* hist, cudaStream_t s);
 /// *out += sum of squares of x, in FP64 (out zeroed by the caller).
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
 void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s);

@@ -76,6 +76,13 @@ class Backend : public DeviceContext {
   /// Rounded to nearest; beyond FP16's range -> +-Inf (callers that cannot accept that scale first).
   void convert(MatrixView<const float> src, MatrixView<fp16> dst) { same_shape(src, dst), do_convert(src, dst); }
   void convert(MatrixView<const fp16> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
+  /// convert() to FP16 that also returns src's exponent_histogram (blocks, as exponent_histogram
+  /// does): one pass over src where the backend fuses the two (the CUDA backend), so that a check
+  /// of src's range costs no second pass over a large operand.
+  ExponentHistogram convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) {
+    same_shape(src, dst);
+    return src.empty() ? ExponentHistogram{} : do_convert_measured(src, dst);
+  }
   /// dst := src^T.
   void transpose(MatrixView<const float> src, MatrixView<float> dst) {
     mine(src, "src"), mine(dst, "dst");
@@ -263,6 +270,10 @@ class Backend : public DeviceContext {
   virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
   virtual void do_add_to_diagonal(MatrixView<double> g, double shift) = 0;
   virtual ExponentHistogram do_exponent_histogram(MatrixView<const float> x) = 0;
+  virtual ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) {
+    do_convert(src, dst);
+    return do_exponent_histogram(src);
+  }
   virtual double do_frobenius_norm(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const double> x) = 0;
   /// precision.mode is FP32, TF32, FP16 (operands known to fit) or Split.

@@ -31,10 +31,11 @@ namespace {
 
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
-  CholeskyQrKernels(int device, cudaStream_t stream)
+  CholeskyQrKernels(int device, cudaStream_t stream, cublasHandle_t blas)
       : CholeskyQrOps(MemorySpace::Device),
         device_(device),
         stream_(stream),
+        blas_(blas),
         slots_(std::make_shared<PinnedSlots>(device, sizeof(FusedCholeskyQrStatus))) {}
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
@@ -67,17 +68,27 @@ class CholeskyQrKernels final : public CholeskyQrOps {
     const DeviceScope scope(device_);
     launch_convert_scaled(src, s, dst, stream_);
   }
+  void do_multiply_upper_triangular(MatrixView<const double> y, MatrixView<const double> r,
+                                    MatrixView<double> q) override {
+    const DeviceScope scope(device_);
+    const double one = 1.0;
+    RANDNLA_CUDA(cublasDtrmm(blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                             blas_int(y.rows(), "Y.rows"), blas_int(y.cols(), "Y.cols"), &one, r.data(),
+                             blas_int(r.ld(), "R.ld"), y.data(), blas_int(y.ld(), "Y.ld"), q.data(),
+                             blas_int(q.ld(), "Q.ld")));
+  }
 
  private:
   int device_;
   cudaStream_t stream_;
+  cublasHandle_t blas_;  // the backend's, on stream_
   std::shared_ptr<PinnedSlots> slots_;  // where the verdicts land
 };
 
 }  // namespace
 
-std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream) {
-  return std::make_shared<CholeskyQrKernels>(device, stream);
+std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas) {
+  return std::make_shared<CholeskyQrKernels>(device, stream, blas);
 }
 
 }  // namespace cuda

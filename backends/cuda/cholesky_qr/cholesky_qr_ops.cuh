@@ -1,6 +1,7 @@
 // CholeskyQR's own operations on a CUDA device (cholesky_qr_ops.cu).
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -10,8 +11,8 @@
 namespace randnla {
 namespace cuda {
 
-/// The CholeskyQR operations on `device`, queued on `stream`.
-std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream);
+/// The CholeskyQR operations on `device`, queued on `stream` (`blas`: a cuBLAS handle on it).
+std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas);
 
 }  // namespace cuda
 }  // namespace randnla

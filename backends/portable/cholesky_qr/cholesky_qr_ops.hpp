@@ -22,6 +22,16 @@ void convert_scaled(const Exec& exec, MatrixView<const double> src, MatrixView<c
 }
 
 template <class Exec>
+void multiply_upper_triangular(const Exec& exec, MatrixView<const double> y, MatrixView<const double> r,
+                               MatrixView<double> q) {
+  for_each_element(exec, q.rows(), q.cols(), KOKKOS_LAMBDA(index_t i, index_t j) {
+    double sum = 0.0;
+    for (index_t l = 0; l <= j; ++l) sum += y(i, l) * r(l, j);
+    q(i, j) = sum;
+  });
+}
+
+template <class Exec>
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
   CholeskyQrKernels(const Exec& exec, MemorySpace space) : CholeskyQrOps(space), exec_(exec) {}
@@ -30,6 +40,10 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override { portable::equilibrate(exec_, g, d); }
   void do_convert_scaled(MatrixView<const double> src, MatrixView<const double> s, MatrixView<float> d) override {
     portable::convert_scaled(exec_, src, s, d);
+  }
+  void do_multiply_upper_triangular(MatrixView<const double> y, MatrixView<const double> r,
+                                    MatrixView<double> q) override {
+    portable::multiply_upper_triangular(exec_, y, r, q);
   }
 
  private:
