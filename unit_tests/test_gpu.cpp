@@ -1122,13 +1122,14 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
   EXPECT_EQ(d.view()(7, 0), 1.0);
 }
 
-// The fused FP16 conversion and exponent histogram, and the plain conversion and histogram, on
-// three views with more elements than the kernels' threads: a whole matrix of an odd size (read
-// four entries at a time, with a tail), a block of a larger matrix (ld > rows) and the columns
-// after the first (contiguous but not 16-byte aligned), both walked entry by entry. Each FP16 copy
-// equals the host's bit for bit, each histogram the host's, zeros left out and Inf and NaN counted
-// as non-finite.
-TEST(Gpu, ConvertMeasuredEqualsConvertAndHistogramOfTheHost) {
+// The fused FP16 conversion and exponent histogram, the plain conversion and histogram, scale and
+// add, on three views with more elements than the kernels' threads: a whole matrix of an odd size
+// (read four entries at a time, with a tail), a block of a larger matrix (ld > rows) and the
+// columns after the first (contiguous but not 16-byte aligned), both walked entry by entry. Each
+// FP16 copy and scaled matrix equals the host's bit for bit, each histogram the host's (zeros left
+// out, Inf and NaN counted as non-finite), each sum the host's to the rounding of a fused
+// multiply-add (which the device may contract alpha x + beta y into).
+TEST(Gpu, ElementwisePassesEqualTheHostsOnEveryLayout) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
@@ -1163,6 +1164,32 @@ TEST(Gpu, ConvertMeasuredEqualsConvertAndHistogramOfTheHost) {
     std::int64_t counted = 0;
     for (std::int64_t k : got.count) counted += k;
     EXPECT_EQ(counted, c.rows * c.cols - 1) << c.name;
+
+    Matrix<float> hy(*host, ld, n), dy(*dev, ld, n), y(*host, ld, n), hs(*host, ld, n), ds(*dev, ld, n);
+    const auto ry = test::random_matrix(ld, n, Elements::Normal, 13);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < ld; ++i) hy.view()(i, j) = static_cast<float>(ry(i, j));
+    dev->copy(MatrixView<const float>(hy.view()), dy.view());
+    host->copy(MatrixView<const float>(hx.view()), hs.view());
+    dev->copy(MatrixView<const float>(dx.view()), ds.view());
+    host->add(0.75f, hb, -1.5f, hy.view().block(c.i0, c.j0, c.rows, c.cols));
+    dev->add(0.75f, db, -1.5f, dy.view().block(c.i0, c.j0, c.rows, c.cols));
+    host->scale(-3.0f, hs.view().block(c.i0, c.j0, c.rows, c.cols));
+    dev->scale(-3.0f, ds.view().block(c.i0, c.j0, c.rows, c.cols));
+    dev->copy(MatrixView<const float>(dy.view()), y.view());
+    const auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+    int far = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < ld; ++i) {
+        const float want_y = hy.view()(i, j), got_y = y.view()(i, j);
+        const double bound = 0x1p-23 * (0.75 * std::fabs(hx.view()(i, j)) + 1.5 * std::fabs(ry(i, j)));
+        if (!(same(got_y, want_y) || std::fabs(double(got_y) - double(want_y)) <= bound)) ++far;
+      }
+    EXPECT_EQ(far, 0) << c.name << ": add";
+    dev->copy(MatrixView<const float>(ds.view()), y.view());
+    int differ = 0;
+    for (index_t e = 0; e < ld * n; ++e) differ += !same(y.data()[e], hs.data()[e]);
+    EXPECT_EQ(differ, 0) << c.name << ": scale";
   }
 }
 

@@ -227,11 +227,33 @@ void scale_all(T alpha, MatrixView<T> x, cudaStream_t s) {
   });
 }
 void launch_add(float alpha, MatrixView<const float> x, float beta, MatrixView<float> y, cudaStream_t s) {
-  for_each(y.rows(), y.cols(), s, "add", [=] __device__(index_t i, index_t j) {
-    at(y, i, j) = alpha * at(x, i, j) + (beta == 0.0f ? 0.0f : beta * at(y, i, j));
-  });
+  const auto sum = [=] __device__(float xv, float yv) { return alpha * xv + (beta == 0.0f ? 0.0f : beta * yv); };
+  if (!in_quads(x) || !in_quads(y))
+    return for_each(y.rows(), y.cols(), s, "add", [=] __device__(index_t i, index_t j) {
+      at(y, i, j) = sum(at(x, i, j), at(y, i, j));
+    });
+  const float* xd = x.data();
+  float* yd = y.data();
+  for_each_quad(
+      y.size(), s, "add",
+      [=] __device__(index_t q) {
+        const float4 a = reinterpret_cast<const float4*>(xd)[q], b = reinterpret_cast<const float4*>(yd)[q];
+        reinterpret_cast<float4*>(yd)[q] = make_float4(sum(a.x, b.x), sum(a.y, b.y), sum(a.z, b.z), sum(a.w, b.w));
+      },
+      [=] __device__(index_t e) { yd[e] = sum(xd[e], yd[e]); });
 }
-void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s) { scale_all(alpha, x, s); }
+void launch_scale(float alpha, MatrixView<float> x, cudaStream_t s) {
+  if (!in_quads(x)) return scale_all(alpha, x, s);
+  const auto scaled = [=] __device__(float v) { return alpha == 0.0f ? 0.0f : alpha * v; };
+  float* d = x.data();
+  for_each_quad(
+      x.size(), s, "scale",
+      [=] __device__(index_t q) {
+        const float4 v = reinterpret_cast<const float4*>(d)[q];
+        reinterpret_cast<float4*>(d)[q] = make_float4(scaled(v.x), scaled(v.y), scaled(v.z), scaled(v.w));
+      },
+      [=] __device__(index_t e) { d[e] = scaled(d[e]); });
+}
 void launch_scale(double alpha, MatrixView<double> x, cudaStream_t s) { scale_all(alpha, x, s); }
 void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStream_t s) {
   scale_lines(scale, x, by_row, s);

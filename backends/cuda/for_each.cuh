@@ -4,6 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "cuda_check.hpp"
 #include "randnla/matrix_view.hpp"
 
@@ -31,6 +34,30 @@ void for_each(index_t rows, index_t cols, cudaStream_t s, const char* what, F f)
   if (rows * cols == 0) return;
   for_each_kernel<<<grid_for(rows * cols), kThreads, 0, s>>>(rows, cols, f);
   RANDNLA_CUDA_LAUNCH(what);
+}
+
+template <class Quad, class One>
+__global__ void for_each_quad_kernel(index_t n, Quad quad, One one) {
+  const index_t first = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  const index_t stride = static_cast<index_t>(gridDim.x) * blockDim.x, quads = n / 4;
+  for (index_t q = first; q < quads; q += stride) quad(q);
+  for (index_t e = 4 * quads + first; e < n; e += stride) one(e);
+}
+
+/// Runs quad(q) for each q < n / 4 and one(e) for the n % 4 elements after them, on the device:
+/// element-wise work on contiguous FP32 data four entries at a time (float4 loads and stores ran at
+/// 2.8-2.9 TB/s on the H100, for_each's four-byte ones at 1.4-1.8 TB/s, 35840^2).
+template <class Quad, class One>
+void for_each_quad(index_t n, cudaStream_t s, const char* what, Quad quad, One one) {
+  if (n == 0) return;
+  for_each_quad_kernel<<<std::min<unsigned>(grid_for(n / 4 + 1), 2048), kThreads, 0, s>>>(n, quad, one);
+  RANDNLA_CUDA_LAUNCH(what);
+}
+
+/// Whether for_each_quad takes the view: its elements contiguous (ld = rows) from a 16-byte boundary.
+template <class T>
+bool in_quads(const MatrixView<T>& v) {
+  return v.ld() == v.rows() && reinterpret_cast<std::uintptr_t>(v.data()) % 16 == 0;
 }
 
 template <class T>
