@@ -138,6 +138,32 @@ TEST(Equilibrate, UnitDiagonalAndUnscaledNonPositiveOrNonFiniteEntries) {
   EXPECT_THROW(b->ops<CholeskyQrOps>().equilibrate(g.view(), short_d.view()), InvalidArgument);
 }
 
+// Y R with R upper triangular: the strict lower triangle (NaN here) is never read, the sums match
+// an FP64 reference to rounding, and a Q of the wrong shape is refused by name.
+TEST(CholeskyQrOps, UpperTriangularProductReadsOnlyTheUpperTriangle) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 53, n = 9;
+  const auto ry = test::random_matrix(m, n, test::Elements::Normal, 31);
+  const auto rr = test::random_matrix(n, n, test::Elements::Normal, 32);
+  Matrix<double> y(*b, m, n), r(*b, n, n), q(*b, m, n);
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < m; ++i) y.view()(i, j) = ry(i, j);
+    for (index_t i = 0; i < n; ++i) r.view()(i, j) = i <= j ? double(rr(i, j)) : NAN;
+  }
+  b->ops<CholeskyQrOps>().multiply_upper_triangular(y, r, q.view());
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double want = 0.0, size = 0.0;
+      for (index_t l = 0; l <= j; ++l) {
+        want += y.view()(i, l) * r.view()(l, j);
+        size += std::fabs(y.view()(i, l) * r.view()(l, j));
+      }
+      EXPECT_NEAR(q.view()(i, j), want, 1e-15 * size) << i << ", " << j;
+    }
+  Matrix<double> wide(*b, m, n + 1);
+  EXPECT_THROW(b->ops<CholeskyQrOps>().multiply_upper_triangular(y, r, wide.view()), InvalidArgument);
+}
+
 // The factorization family: potrf gives R with R^T R = G, trsm applies R^{-1} from either side,
 // a non-positive pivot is reported by its 1-based index.
 TEST(Factorizations, CholeskyAndTriangularSolveFromBothSides) {
