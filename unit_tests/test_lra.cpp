@@ -141,22 +141,24 @@ TEST(Lra, BadArgumentsNameTheParameter) {
   EXPECT_THROW(randomized_lra(*b, test::to_backend(*b, bad), 4), InvalidArgument);
 }
 
-// FP16 products refuse an A outside FP16's normal range, naming the variant; refinement scales
+// FP16 products refuse an A outside FP16's normal range, naming the variant (32|32 checks A first,
+// 16|32 and 16|16 on the conversion they make); refinement scales
 // its residual, so a small A (largest entry near 2^-8, residual near 2^-18: FP16 subnormals
 // unscaled) still refines to the FP32 baseline; a tolerance stops refining once it is met.
 TEST(Lra, Fp16RangeScalingAndTolerance) {
   const index_t m = 300, n = 200, k = 8;
   for (const auto& [name, b] : test::portable_backends()) {
-    for (float scale : {std::ldexp(1.0f, 20), std::ldexp(1.0f, -24)}) {
-      auto big = test::gaussian_rank(m, n, k, 21);
-      for (float& v : big.data) v *= scale;
-      try {
-        run(*b, big, k, LraProducts::FP16, 0);
-        ADD_FAILURE() << name << ": FP16 products accepted an A scaled by " << scale;
-      } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("products = fp16"), std::string::npos) << e.what();
+    for (LraProducts products : {LraProducts::FP16, LraProducts::FP16Once, LraProducts::FP16All})
+      for (float scale : {std::ldexp(1.0f, 20), std::ldexp(1.0f, -24)}) {
+        auto big = test::gaussian_rank(m, n, k, 21);
+        for (float& v : big.data) v *= scale;
+        try {
+          run(*b, big, k, products, 0);
+          ADD_FAILURE() << name << ": " << to_string(products) << " accepted an A scaled by " << scale;
+        } catch (const InvalidArgument& e) {
+          EXPECT_NE(std::string(e.what()).find("products = fp16"), std::string::npos) << e.what();
+        }
       }
-    }
     auto small = test::gaussian_rank(m, n, k, 22);
     for (float& v : small.data) v *= std::ldexp(1.0f, -14);
     const double fp32 = lra_error(*b, small, run(*b, small, k, LraProducts::FP32, 0));
