@@ -4,6 +4,8 @@
 // of cuSOLVER and LAPACK on an l x l matrix; the Tensor Core products at l = 256, 272, 384.
 // Wall time with the stream synchronised (as the RSVD's phases are timed), median of 15.
 // Usage: bench_dense_parts [m] [l]      (default 16384 272)
+//        bench_dense_parts cholqr m l    CholeskyQR's cuBLAS and cuSOLVER pieces alone
+//        bench_dense_parts passes [n]    the library's element-wise passes over n x n (35840)
 //        bench_dense_parts syevd [l]     one Dsyevd between cudaProfilerStart/Stop, for
 //                                        ncu --profile-from-start off (its kernels one by one)
 //        bench_dense_parts eig [l]       the same for the library's symmetric_eig
@@ -157,6 +159,13 @@ void cholesky_qr_parts(cublasHandle_t blas, cusolverDnHandle_t sol, int m, int l
   void* dw = device_array<char>(dws + 1);
   std::vector<char> hw(hws + 1);
   double* rinv = device_array<double>(static_cast<std::size_t>(l) * l);
+  report("DGEMM Y R^-1 alone (out of place)" + tag, stream_ms([&] {
+           ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, l, l, &one, y, m, g, l, &zero, y2, m), "dgemm");
+         }));
+  report("DTRMM right upper, Y R^-1 (out of place)" + tag, stream_ms([&] {
+           ok(cublasDtrmm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, l, &one,
+                          g, l, y, m, y2, m), "trmm");
+         }));
   report("trtri R^-1 + DGEMM Y R^-1 (out of place)" + tag, stream_ms([&] {
            ok(cudaMemcpyAsync(rinv, g, sizeof(double) * l * l, cudaMemcpyDeviceToDevice, g_stream), "copy");
            ok(cusolverDnXtrtri(sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, l, CUDA_R_64F, rinv, l, dw, dws,
@@ -450,6 +459,29 @@ void products(Backend& b, index_t m, index_t l) {
       false);
 }
 
+/// The library's element-wise passes over an n x n FP32 matrix (the randomized LRA's A at n =
+/// 35840), with the rate of the bytes each moves: the exponent histogram, the FP16 conversion alone
+/// and with the histogram, scale, add and a device copy.
+void elementwise_passes(Backend& b, index_t n) {
+  Matrix<float> x(b, n, n, "X"), y(b, n, n, "Y");
+  Matrix<fp16> h(b, n, n, "H");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 4, 0}, x.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 5, 0}, y.view());
+  const double elements = static_cast<double>(n) * n;
+  auto run = [&](const std::string& name, double bytes_per_element, const std::function<void()>& fn) {
+    const double ms = randnla::median_ms(b, fn, 15, 3);
+    std::printf("%-58s %9.3f ms %6.2f TB/s\n", (name + " (" + std::to_string(n) + "^2)").c_str(), ms,
+                elements * bytes_per_element / ms * 1e-9);
+    std::fflush(stdout);
+  };
+  run("exponent histogram (4 B read)", 4, [&] { b.exponent_histogram(x.view()); });
+  run("convert FP32 -> FP16 (4 B read, 2 written)", 6, [&] { b.convert(x.view(), h.view()); });
+  run("convert_measured: the same and the histogram", 6, [&] { b.convert_measured(x.view(), h.view()); });
+  run("scale (4 B read, 4 written)", 8, [&] { b.scale(1.0f, y.view()); });
+  run("add (8 B read, 4 written)", 12, [&] { b.add(1.0f, x.view(), 0.5f, y.view()); });
+  run("copy (4 B read, 4 written)", 8, [&] { b.copy(MatrixView<const float>(x.view()), y.view()); });
+}
+
 /// The library's symmetric_eig (the CUDA backend's own tridiagonalisation and divide and conquer
 /// where it applies) on the SPD test matrix, G's copy subtracted, and its tridiagonalisation alone.
 void library_eig(Backend& b, index_t l) {
@@ -519,12 +551,15 @@ int main(int argc, char** argv) {
     std::printf("bench_dense_parts: no GPU, nothing to measure\n");
     return 0;
   }
-  const bool syevd_once = argc > 1 && std::string(argv[1]) == "syevd";
-  const bool eig_once = argc > 1 && std::string(argv[1]) == "eig";
-  const int m = argc > 1 && !syevd_once && !eig_once ? std::atoi(argv[1]) : 16384, l = argc > 2 ? std::atoi(argv[2]) : 272;
-  if (eig_once) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool syevd_once = mode == "syevd", eig_once = mode == "eig", passes = mode == "passes", cholqr = mode == "cholqr";
+  const int first = cholqr ? 2 : 1;  // the position of m
+  const int m = argc > first && !syevd_once && !eig_once && !passes ? std::atoi(argv[first]) : 16384;
+  const int l = argc > first + 1 ? std::atoi(argv[first + 1]) : 272;
+  if (eig_once || passes) {
     auto b = make_backend(BackendKind::Cuda);
-    profile_one_library_eig(*b, l);
+    if (eig_once) profile_one_library_eig(*b, l);
+    if (passes) elementwise_passes(*b, argc > 2 ? std::atol(argv[2]) : 35840);
     return 0;
   }
   ok(cudaStreamCreate(&g_stream), "stream");
@@ -539,6 +574,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   cholesky_qr_parts(blas, sol, m, l);
+  if (cholqr) return 0;
   small_parts(sol, blas, l);
   cublasDestroy(blas);
   cusolverDnDestroy(sol);
