@@ -18,8 +18,8 @@ __device__ __forceinline__ void count(unsigned int* local, float v) {
 
 /// The histogram pass of X (none where `hist` is null), h := X rounded to FP16 too where `h` is
 /// given: one kernel over a contiguous X (and h) read four entries at a time, another over any X,
-/// entry by entry. At 35840^2 on the H100 the first runs at 2.9-3.1 TB/s (a bandwidth test); the
-/// second, the only one before, ran at 1.4-1.8 TB/s (bench_lra's CUPTI timeline).
+/// entry by entry. At 35840^2 on the H100 the first runs at 2.85-3.0 TB/s (bench_dense_parts
+/// passes); the second, the only one before, ran at 1.4-1.8 TB/s (bench_lra's CUPTI timeline).
 struct HistogramPass {
   unsigned long long* hist;
   /// The block's bins, zeroed; null where no histogram is wanted.

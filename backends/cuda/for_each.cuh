@@ -45,9 +45,9 @@ __global__ void for_each_quad_kernel(index_t n, Quad quad, One one) {
 }
 
 /// Runs quad(q) for each q < n / 4 and one(e) for the n % 4 elements after them, on the device:
-/// element-wise work on contiguous FP32 data four entries at a time (on the H100 at 35840^2, float4
-/// scales and copies ran at 2.8-2.9 TB/s in a bandwidth test; for_each's scale and add at 2.0-2.5 TB/s
-/// in bench_lra's CUPTI timeline, 2.6 in the bandwidth test).
+/// element-wise work on contiguous FP32 data four entries at a time (on the H100 at 35840^2, scale and
+/// add run at 2.8-2.9 TB/s this way, bench_dense_parts passes; through for_each they ran at 2.0-2.5 TB/s,
+/// bench_lra's CUPTI timeline).
 template <class Quad, class One>
 void for_each_quad(index_t n, cudaStream_t s, const char* what, Quad quad, One one) {
   if (n == 0) return;
