@@ -6,6 +6,8 @@
 // Usage: bench_dense_parts [m] [l]      (default 16384 272)
 //        bench_dense_parts cholqr m l    CholeskyQR's cuBLAS and cuSOLVER pieces alone
 //        bench_dense_parts passes [n]    the library's element-wise passes over n x n (35840)
+//        bench_dense_parts splitqr m l   a CholeskyQR's Tensor Core pieces (split products) at m x l
+//        bench_dense_parts autoqr m l    Auto's orthonormalisation ten times (for a kernel timeline)
 //        bench_dense_parts syevd [l]     one Dsyevd between cudaProfilerStart/Stop, for
 //                                        ncu --profile-from-start off (its kernels one by one)
 //        bench_dense_parts eig [l]       the same for the library's symmetric_eig
@@ -26,6 +28,7 @@
 #include "randnla/backends.hpp"
 #include "cuda/symmetric_eig.cuh"
 #include "portable/lapack.hpp"
+#include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/report.hpp"
 
@@ -459,6 +462,117 @@ void products(Backend& b, index_t m, index_t l) {
       false);
 }
 
+/// y := U diag(sigma) V^T, U and V orthonormal from Gaussians, sigma geometric from 1 to 1/cond.
+void conditioned(Backend& b, MatrixView<float> y, double cond) {
+  const index_t m = y.rows(), l = y.cols();
+  Matrix<float> u(b, m, l, "U"), v(b, l, l, "V");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 7, 0}, u.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 8, 0}, v.view());
+  orthonormalize(b, u.view(), Orthonormalizer::Householder);
+  orthonormalize(b, v.view(), Orthonormalizer::Householder);
+  std::vector<float> sigma(static_cast<std::size_t>(l));
+  for (index_t j = 0; j < l; ++j)
+    sigma[j] = static_cast<float>(std::pow(cond, -static_cast<double>(j) / std::max<index_t>(1, l - 1)));
+  Matrix<float> s(b, l, 1, "sigma");
+  b.copy(MatrixView<const float>(sigma.data(), l, 1, l, MemorySpace::Host), s.view());
+  b.scale_columns(s, u.view());
+  b.product(Op::N, Op::T, 1.0f, u, v, 0.0f, y, ProductPrecision::fp32());
+}
+
+/// ||Y - Q Q^T Y||_F / ||Y||_F in FP32 products.
+double relative_span_residual(Backend& b, MatrixView<const float> y, MatrixView<const float> q) {
+  const index_t m = y.rows(), l = y.cols();
+  Matrix<float> r(b, l, l, "Q^T Y"), e(b, m, l, "E");
+  b.product(Op::T, Op::N, 1.0f, q, y, 0.0f, r, ProductPrecision::fp32());
+  b.copy(y, e.view());
+  b.product(Op::N, Op::N, -1.0f, q, r, 1.0f, e, ProductPrecision::fp32());
+  return b.frobenius_norm(MatrixView<const float>(e.view())) / b.frobenius_norm(y);
+}
+
+/// The pieces of a CholeskyQR pass built on FP32-accurate Tensor Core products at m x l: the Gram
+/// matrix Y^T Y and the product Y R^{-1}, split in FP16 and in TF32, and the FP64 inverse Cholesky
+/// factor of the l x l Gram matrix.
+void split_cholesky_qr_parts(Backend& b, index_t m, index_t l) {
+  Matrix<float> y(b, m, l, "Y"), q(b, m, l, "Q"), g(b, l, l, "G"), r(b, l, l, "R");
+  b.fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, y.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, 4, 0}, r.view());
+  b.scale(1.0f / std::sqrt(static_cast<float>(m)), r.view());
+  const double gram_flops = 2.0 * m * l * l / 1e9;
+  const std::string tag = " (" + std::to_string(m) + " x " + std::to_string(l) + ")";
+  auto run = [&](const std::string& name, const std::function<void()>& fn, double gflop) {
+    const double ms = randnla::median_ms(b, fn, 15, 3);
+    std::printf("%-58s %9.3f ms", (name + tag).c_str(), ms);
+    if (gflop > 0) std::printf(" %7.1f TFLOP/s", gflop / ms);
+    std::printf("\n");
+    std::fflush(stdout);
+  };
+  for (TensorCore t : {TensorCore::FP16, TensorCore::TF32}) {
+    const std::string name = t == TensorCore::FP16 ? "fp16" : "tf32";
+    const ProductPrecision split = ProductPrecision::split_in(t);
+    run("split " + name + " Gram Y^T Y", [&] { b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, split); }, gram_flops);
+    run("split " + name + " Y R", [&] { b.product(Op::N, Op::N, 1.0f, y, r, 0.0f, q, split); }, gram_flops);
+  }
+  run("fp32 (SGEMM) Gram Y^T Y", [&] { b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, ProductPrecision::fp32()); },
+      gram_flops);
+  run("copy Y", [&] { b.copy(MatrixView<const float>(y.view()), q.view()); }, 0);
+  Matrix<double> gd(b, l, l, "G"), g0(b, l, l, "G0"), rinv(b, l, l, "R^-1");
+  b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, ProductPrecision::split_in(TensorCore::FP16));
+  b.convert(MatrixView<const float>(g.view()), g0.view());
+  run("inverse Cholesky factor (potrf + trsm; G copy included)", [&] {
+    b.copy(MatrixView<const double>(g0.view()), gd.view());
+    if (b.cholesky(gd) != 0) throw std::runtime_error("not positive definite");
+    b.scale(0.0, rinv.view());
+    b.add_to_diagonal(rinv, 1.0);
+    b.triangular_solve(Side::Left, Op::N, 1.0, gd, rinv);
+  }, 0);
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  Matrix<double> work(b, ops.inverse_cholesky_workspace(l), 1, "work");
+  run("inverse Cholesky factor (one kernel)", [&] {
+    if (ops.inverse_cholesky_factor(g0, rinv, work) != 0) throw std::runtime_error("not positive definite");
+  }, 0);
+  run("Auto (library)", [&] {
+    b.copy(MatrixView<const float>(y.view()), q.view());
+    orthonormalize(b, q.view(), Orthonormalizer::Auto);
+  }, 0);
+  for (TensorCore t : {TensorCore::FP16, TensorCore::TF32}) {
+    const ProductPrecision split = ProductPrecision::split_in(t);
+    const std::string name = t == TensorCore::FP16 ? "fp16" : "tf32";
+    Matrix<float> rinv32(b, l, l, "R^-1"), q2(b, m, l, "Q2");
+    Matrix<double> d(b, l, 1, "D");
+    int status = 0;
+    auto pass = [&](MatrixView<const float> in, MatrixView<float> out) {
+      b.product(Op::T, Op::N, 1.0f, in, in, 0.0f, g, split);
+      b.convert(MatrixView<const float>(g.view()), gd.view());
+      ops.equilibrate(gd, d);
+      status = ops.inverse_cholesky_factor(gd, rinv, work);
+      b.scale_rows(d, rinv);
+      b.convert(MatrixView<const double>(rinv.view()), rinv32.view());
+      b.product(Op::N, Op::N, 1.0f, in, rinv32, 0.0f, out, split);
+    };
+    auto split_distance = [&](MatrixView<const float> x) {
+      b.product(Op::T, Op::N, 1.0f, x, x, 0.0f, g, split);
+      b.convert(MatrixView<const float>(g.view()), gd.view());
+      b.add_to_diagonal(gd.view(), -1.0);
+      return b.frobenius_norm(MatrixView<const double>(gd.view()));
+    };
+    run("split " + name + " CholeskyQR pass", [&] { pass(y, q); }, 0);
+    run("split " + name + " Gram distance from I", [&] { split_distance(q); }, 0);
+    for (double cond : {1.0, 1e2, 1e3, 1e4, 1e5}) {
+      Matrix<float> yc(b, m, l, "Y");
+      conditioned(b, yc.view(), cond);
+      pass(yc, q);
+      const int first = status;
+      const double orth1 = orthogonality_loss(b, q), seen1 = split_distance(q);
+      pass(q, q2);
+      std::printf("split %s cond %.0e (%s): pass 1 status %d orth %.3e (split Gram says %.3e); pass 2 status %d "
+                  "orth %.3e (split Gram says %.3e); residual %.3e\n",
+                  name.c_str(), cond, tag.c_str(), first, orth1, seen1, status, orthogonality_loss(b, q2),
+                  split_distance(q2), relative_span_residual(b, yc, q2));
+      std::fflush(stdout);
+    }
+  }
+}
+
 /// The library's element-wise passes over an n x n FP32 matrix (the randomized LRA's A at n =
 /// 35840), with the rate of the bytes each moves: the exponent histogram, the FP16 conversion alone
 /// and with the histogram, scale, add and a device copy.
@@ -553,6 +667,22 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool syevd_once = mode == "syevd", eig_once = mode == "eig", passes = mode == "passes", cholqr = mode == "cholqr";
+  if (mode == "autoqr") {  // Auto alone, ten times: for a kernel timeline of its passes
+    auto b = make_backend(BackendKind::Cuda);
+    const index_t m = argc > 2 ? std::atol(argv[2]) : 65536, l = argc > 3 ? std::atol(argv[3]) : 512;
+    Matrix<float> y(*b, m, l, "Y");
+    for (int rep = 0; rep < 10; ++rep) {
+      b->fill_random(RandomSpec{Distribution::Gaussian, 3, 0}, y.view());
+      orthonormalize(*b, y.view(), Orthonormalizer::Auto);
+    }
+    b->synchronize();
+    return 0;
+  }
+  if (mode == "splitqr") {
+    auto b = make_backend(BackendKind::Cuda);
+    split_cholesky_qr_parts(*b, argc > 2 ? std::atol(argv[2]) : 65536, argc > 3 ? std::atol(argv[3]) : 512);
+    return 0;
+  }
   const int first = cholqr ? 2 : 1;  // the position of m
   const int m = argc > first && !syevd_once && !eig_once && !passes ? std::atoi(argv[first]) : 16384;
   const int l = argc > first + 1 ? std::atoi(argv[first + 1]) : 272;

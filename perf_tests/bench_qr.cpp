@@ -7,7 +7,7 @@
 // method does not return it).
 // Then TSQR at several block heights and panel widths, and TSQR in the Tensor Core variants'
 // arithmetic (fp16-refined, tf32, fp16) against its FP32 tree.
-// Usage: bench_qr [--quick]
+// Usage: bench_qr [--quick | --orthonormalizers]   (--orthonormalizers: the four shapes' first table only)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,17 +24,19 @@ using namespace randnla;
 
 namespace {
 
-/// Q over `q` (holding A) by `method`, R into r.
-void factor(Backend& b, Orthonormalizer method, MatrixView<const float> a, MatrixView<float> q, MatrixView<float> r) {
+/// Q over `q` (holding A) by `method`, R into r; returns the method that ran.
+Orthonormalizer factor(Backend& b, Orthonormalizer method, MatrixView<const float> a, MatrixView<float> q,
+                       MatrixView<float> r) {
   if (method == Orthonormalizer::Tsqr) {
     TsqrOptions o;
     o.q_buffer = q;
     TsqrResult t = tsqr(b, q, o);
     b.copy(t.R.view(), r);
-    return;
+    return method;
   }
-  orthonormalize(b, q, method);
+  const Orthonormalizer ran = orthonormalize(b, q, method);
   b.product(Op::T, Op::N, 1.0f, MatrixView<const float>(q), a, 0.0f, r, ProductPrecision::fp32());
+  return ran;
 }
 
 void run(Backend& b, index_t m, index_t n) {
@@ -58,12 +60,14 @@ void run(Backend& b, index_t m, index_t n) {
     b.synchronize();
     const std::size_t before = b.memory_use().bytes;
     b.reset_peak_memory();
-    factor(b, method, a, q.view(), r.view());
+    const Orthonormalizer ran = factor(b, method, a, q.view(), r.view());
     b.synchronize();
     const double work = static_cast<double>(b.memory_use().peak_bytes - before) / (1 << 20);
     const double gbs = 2.0 * 4.0 * static_cast<double>(m * n) / ms * 1e-6;
-    std::printf("%8ld x %-4ld %-12s %9.3f ms  %8.1f MiB  %7.1f GB/s (%4.1f%% of 3.0 TB/s)  orth %.2e  resid %.2e\n",
-                static_cast<long>(m), static_cast<long>(n), to_string(method), ms, work, gbs, gbs / 30.0,
+    const std::string name =
+        std::string(to_string(method)) + (ran != method ? std::string(" (") + to_string(ran) + ")" : "");
+    std::printf("%8ld x %-4ld %-18s %9.3f ms  %8.1f MiB  %7.1f GB/s (%4.1f%% of 3.0 TB/s)  orth %.2e  resid %.2e\n",
+                static_cast<long>(m), static_cast<long>(n), name.c_str(), ms, work, gbs, gbs / 30.0,
                 orthogonality_loss(b, q), factorization_residual(b, a, q, r));
     std::fflush(stdout);
   }
@@ -142,6 +146,7 @@ int main(int argc, char** argv) {
   run(*b, 1048576, 64);
   run(*b, 65536, 128);
   run(*b, 65536, 512);
+  if (argc > 1 && std::strcmp(argv[1], "--orthonormalizers") == 0) return 0;
   for (auto [m, n] : {std::pair<index_t, index_t>{1048576, 16}, {1048576, 64}, {65536, 128}, {65536, 512}})
     tsqr_sweep(*b, m, n);
   for (auto [m, n] : {std::pair<index_t, index_t>{1048576, 16}, {1048576, 64}, {65536, 128}, {65536, 512}})

@@ -1337,6 +1337,116 @@ TEST(Gpu, InverseCholeskyFactorMatchesHost) {
   }
 }
 
+// The one-launch inverse Cholesky factor (CholeskyQrOps::inverse_cholesky_factor) against LAPACK on
+// the host at orders around its 32 x 32 tiles up to its largest, G left as it was, and each kind of
+// breakdown reported at its pivot.
+TEST(Gpu, InverseCholeskyKernelMatchesHost) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  auto host = make_backend(BackendKind::Host);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  auto kernel = [&](MatrixView<const double> g, MatrixView<double> rinv) {
+    Matrix<double> work(*dev, ops.inverse_cholesky_workspace(g.rows()), 1);
+    return ops.inverse_cholesky_factor(g, rinv, work.view());
+  };
+  for (index_t n : std::vector<index_t>{1, 31, 32, 33, 100, 272, 512, ops.inverse_cholesky_max_order()}) {
+    const auto x = test::random_matrix(n + 9, n, Elements::Normal, 15);
+    Matrix<double> hg(*host, n, n), hr(*host, n, n), dg(*dev, n, n), dr(*dev, n, n), r(*host, n, n), g(*host, n, n);
+    host->copy(test::reference_gemm(Op::T, Op::N, x, x).cview(), hg.view());
+    dev->copy(MatrixView<const double>(hg.view()), dg.view());
+    dev->scale(std::nan(""), dr.view());  // every entry must be written
+    ASSERT_EQ(kernel(dg, dr), 0) << n;
+    dev->copy(MatrixView<const double>(dr.view()), r.view());
+    dev->copy(MatrixView<const double>(dg.view()), g.view());
+    EXPECT_EQ(std::memcmp(g.view().data(), hg.view().data(), sizeof(double) * n * n), 0) << n;  // G not written
+    ASSERT_EQ(inverse_cholesky_factor(*host, hg, hr), 0);
+    double worst = 0, scale = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) {
+        worst = std::max(worst, std::abs(r.view()(i, j) - hr.view()(i, j)));
+        scale = std::max(scale, std::abs(hr.view()(i, j)));
+        if (i > j) ASSERT_EQ(r.view()(i, j), 0.0) << n << " " << i << " " << j;
+      }
+    EXPECT_LT(worst, 1e-11 * scale) << n;
+  }
+  const index_t n = 600;
+  const auto x = test::random_matrix(n + 9, n, Elements::Normal, 16);
+  const auto g0 = test::reference_gemm(Op::T, Op::N, x, x);
+  struct Broken {
+    index_t i, j;
+    double value;
+    int pivot;
+  };
+  for (const Broken& c : {Broken{5, 5, -1.0, 6}, Broken{n - 1, n - 1, 0.0, static_cast<int>(n)},
+                          Broken{300, 40, std::nan(""), 301}, Broken{64, 64, HUGE_VAL, 65}}) {
+    Matrix<double> hg(*host, n, n), dg(*dev, n, n), dr(*dev, n, n);
+    host->copy(g0.cview(), hg.view());
+    hg.view()(c.i, c.j) = c.value;
+    dev->copy(MatrixView<const double>(hg.view()), dg.view());
+    EXPECT_EQ(kernel(dg, dr), c.pivot) << c.i << " " << c.j;
+  }
+}
+
+/// ||Q^T Q - I||_F in FP64 on the host.
+double frobenius_orthogonality_loss(const test::HostMatrix<float>& q) {
+  const auto g = test::reference_gemm(Op::T, Op::N, q, q);
+  double sum = 0;
+  for (index_t j = 0; j < q.cols; ++j)
+    for (index_t i = 0; i < q.cols; ++i) {
+      const double e = g(i, j) - (i == j ? 1.0 : 0.0);
+      sum += e * e;
+    }
+  return std::sqrt(sum);
+}
+
+// Auto's Tensor Core CholeskyQR (64 < l <= 1024 on the GPU) against FP64 on the host: one pass on a
+// well-conditioned Y, and at every condition number up to 1e6 (two passes, or the FP64 path where
+// the split Gram matrix is too coarse) orthogonality within its bound 2^-20 sqrt(l) and range(Y) kept.
+TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t m = 8192, l = 300;
+  ASSERT_TRUE(dev->ops<CholeskyQrOps>().split_preferred(m, l));
+  for (double cond : {1.0, 1e2, 1e4, 1e6}) {
+    std::vector<double> sigma(static_cast<std::size_t>(l));
+    for (index_t j = 0; j < l; ++j) sigma[j] = std::pow(cond, -static_cast<double>(j) / static_cast<double>(l - 1));
+    const auto y = test::matrix_with_spectrum(m, l, sigma, 21);
+    Matrix<float> d(*dev, m, l);
+    dev->copy(y.cview(), d.view());
+    const Orthonormalizer ran = orthonormalize(*dev, d.view(), Orthonormalizer::Auto);
+    const auto q = test::to_host(*dev, d.view());
+    EXPECT_LE(frobenius_orthogonality_loss(q), 0x1p-20 * std::sqrt(static_cast<double>(l))) << cond;
+    EXPECT_LT(test::span_residual(y, q), 1e-5) << cond;
+    if (cond == 1.0) EXPECT_EQ(ran, Orthonormalizer::CholeskyQR);
+  }
+}
+
+// The orthogonality probe (FP64 sums of W^T (W Omega) - Omega) against ||W^T W - I||_F in FP64 on
+// the host, for an orthonormal W and one 1e-4 away, and its copy of W.
+TEST(Gpu, OrthogonalityProbeEstimatesTheLossAndCopies) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  const index_t m = 5000, l = 200, probes = 8;
+  Matrix<float> w(*dev, m, l), e(*dev, m, l), copy(*dev, m, l), p32(*dev, l, probes);
+  Matrix<double> omega(*dev, l, probes), work(*dev, ops.orthogonality_probe_workspace(m, l, probes), 1);
+  dev->fill_random(RandomSpec{Distribution::Gaussian, 31, 0}, w.view());
+  dev->fill_random(RandomSpec{Distribution::Gaussian, 32, 0}, e.view());
+  dev->fill_random(RandomSpec{Distribution::Gaussian, 33, 0}, p32.view());
+  dev->convert(MatrixView<const float>(p32.view()), omega.view());
+  orthonormalize(*dev, w.view(), Orthonormalizer::Householder);
+  for (float away : {0.0f, 1e-4f}) {
+    if (away > 0) dev->add(away, MatrixView<const float>(e.view()), 1.0f, w.view());
+    const auto hw = test::to_host(*dev, w.view());
+    const double exact = frobenius_orthogonality_loss(hw);
+    const double estimate = std::sqrt(ops.orthogonality_probe(w, omega, copy, work) / probes);
+    EXPECT_GT(estimate, 0.5 * exact) << away;
+    EXPECT_LT(estimate, 1.5 * exact) << away;
+    const auto hc = test::to_host(*dev, copy.view());
+    EXPECT_EQ(std::memcmp(hc.data.data(), hw.data.data(), sizeof(float) * m * l), 0) << away;
+  }
+}
+
 // Inf and NaN in A reach the sketch through every Tensor Core kernel, where the RSVD's check reads them.
 TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
   RANDNLA_REQUIRE_GPU();

@@ -49,6 +49,56 @@ class CholeskyQrOps {
     if (!q.empty()) do_multiply_upper_triangular(y, r, q);
   }
 
+  /// The largest n inverse_cholesky_factor takes; 0 where the backend has no kernel for it (the
+  /// orthonormaliser then runs the backend's potrf and trsm).
+  virtual index_t inverse_cholesky_max_order() const { return 0; }
+  /// FP64 elements of the workspace inverse_cholesky_factor needs for an n x n G.
+  virtual index_t inverse_cholesky_workspace(index_t /*n*/) const { return 0; }
+  /// rinv := R^{-1}, R the upper triangular Cholesky factor of G = R^T R with a positive diagonal:
+  /// G n x n FP64 (its lower triangle read, not written), rinv n x n FP64 (its strict lower
+  /// triangle zeroed), 1 <= n <= inverse_cholesky_max_order(). Returns 0, or j + 1 where the
+  /// j-th pivot (0-based) is not positive and finite (a breakdown; rinv is then undefined).
+  /// `work`: inverse_cholesky_workspace(n) x 1, FP64. Waits for the device.
+  int inverse_cholesky_factor(MatrixView<const double> g, MatrixView<double> rinv, MatrixView<double> work) {
+    return queue_inverse_cholesky_factor(g, rinv, work)();
+  }
+  /// inverse_cholesky_factor queued without waiting: the returned function gives its result,
+  /// waiting for the device then (the views must stay allocated until the work is done).
+  std::function<int()> queue_inverse_cholesky_factor(MatrixView<const double> g, MatrixView<double> rinv,
+                                                     MatrixView<double> work) {
+    require_space(g, space_, "G"), require_space(rinv, space_, "R^-1"), require_space(work, space_, "work");
+    require(g.rows() >= 1 && g.rows() <= inverse_cholesky_max_order(), "G.rows", g.rows(),
+            "must lie in 1.." + std::to_string(inverse_cholesky_max_order()));
+    require_shape(g, g.rows(), g.rows(), "G");
+    require_shape(rinv, g.rows(), g.rows(), "R^-1");
+    require_shape(work, inverse_cholesky_workspace(g.rows()), 1, "work");
+    return do_queue_inverse_cholesky_factor(g, rinv, work);
+  }
+
+  /// Whether orthonormalize's Auto runs the Tensor Core CholeskyQR (FP32-accurate split products
+  /// for the Gram matrix and Y R^{-1}, orthogonality_probe checking each pass) on this backend for
+  /// an m x n Y: its measurements decide.
+  virtual bool split_preferred(index_t /*m*/, index_t /*n*/) const { return false; }
+  /// FP64 elements of the workspace orthogonality_probe needs for an m x n W and s probes.
+  virtual index_t orthogonality_probe_workspace(index_t /*m*/, index_t /*n*/, index_t /*s*/) const { return 0; }
+  /// ||W^T (W Omega) - Omega||_F^2 with every product summed in FP64: W m x n FP32, Omega n x s
+  /// FP64 (1 <= s <= 8; Gaussian probes make it an estimate of ||W^T W - I||_F^2 times s:
+  /// E ||E w||^2 = ||E||_F^2 for w ~ N(0, I), Hutchinson's estimator). With a non-empty `copy_to`
+  /// (m x n FP32, not overlapping W), W is copied there on the way. `work`:
+  /// orthogonality_probe_workspace(m, n, s) x 1, FP64. Waits for the device.
+  double orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
+                             MatrixView<double> work) {
+    require_space(w, space_, "W"), require_space(omega, space_, "Omega"), require_space(work, space_, "work");
+    require(omega.cols() >= 1 && omega.cols() <= 8, "Omega.cols", omega.cols(), "must lie in 1..8");
+    require_shape(omega, w.cols(), omega.cols(), "Omega");
+    if (!copy_to.empty()) {
+      require_space(copy_to, space_, "copy_to");
+      require_shape(copy_to, w.rows(), w.cols(), "copy_to");
+    }
+    require_shape(work, orthogonality_probe_workspace(w.rows(), w.cols(), omega.cols()), 1, "work");
+    return do_orthogonality_probe(w, omega, copy_to, work);
+  }
+
   /// The most columns fused_cholesky_qr takes; 0 where the backend has no fused path.
   virtual index_t fused_max_columns() const { return 0; }
   /// Whether the fused path is this backend's faster one for an m x n Y (its measurements decide).
@@ -86,6 +136,14 @@ class CholeskyQrOps {
  protected:
   virtual std::function<int()> do_queue_fused_cholesky_qr(MatrixView<float>, int, MatrixView<double>) {
     throw UnsupportedConfiguration("fused CholeskyQR: not on this backend");
+  }
+  virtual double do_orthogonality_probe(MatrixView<const float>, MatrixView<const double>, MatrixView<float>,
+                                        MatrixView<double>) {
+    throw UnsupportedConfiguration("orthogonality probe: not on this backend");
+  }
+  virtual std::function<int()> do_queue_inverse_cholesky_factor(MatrixView<const double>, MatrixView<double>,
+                                                                MatrixView<double>) {
+    throw UnsupportedConfiguration("inverse Cholesky factor: not on this backend");
   }
   virtual void do_equilibrate(MatrixView<double> g, MatrixView<double> d) = 0;
   virtual void do_multiply_upper_triangular(MatrixView<const double> y, MatrixView<const double> r,

@@ -35,9 +35,15 @@ double distance_from_identity(Backend& b, MatrixView<double> g) {
 
 enum class Pass { Cholesky, Scaled, Breakdown };
 
-/// rinv := R^{-1}, R the Cholesky factor of G (potrf, then trsm on the identity; G is
-/// overwritten). False on a breakdown (a pivot not positive and finite).
+/// rinv := R^{-1}, R the Cholesky factor of G: the backend's kernel where it takes G's order (one
+/// launch on the GPU), else potrf, then trsm on the identity (G overwritten). False on a breakdown
+/// (a pivot not positive and finite).
 bool inverse_cholesky_factor(Backend& b, MatrixView<double> g, MatrixView<double> rinv) {
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  if (g.rows() <= ops.inverse_cholesky_max_order()) {
+    Matrix<double> work(b, ops.inverse_cholesky_workspace(g.rows()), 1, "inverse Cholesky workspace");
+    return ops.inverse_cholesky_factor(g, rinv, work.view()) == 0;
+  }
   if (b.cholesky(g) != 0) return false;
   b.scale(0.0, rinv);
   b.add_to_diagonal(rinv, 1.0);
@@ -210,6 +216,62 @@ OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> 
   };
 }
 
+/// One Tensor Core CholeskyQR pass, Q := Y R^{-1} (Q not overlapping Y): G = Y^T Y and Y R^{-1} as
+/// FP32-accurate split products (TCEC: Ootomo & Yokota 2022; FP16 or TF32 by the operands'
+/// exponent ranges), R^{-1} from the equilibrated G in FP64 (queued: the product is queued before
+/// the factor's verdict is read, so the device does not wait for the host). False on a Cholesky
+/// breakdown (Q then holds no result).
+bool split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<float> q) {
+  const index_t l = y.cols();
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  const ProductPrecision split = ProductPrecision::split_in(TensorCore::Auto);
+  Matrix<float> g32(b, l, l, "G"), rinv32(b, l, l, "R^-1");
+  Matrix<double> g(b, l, l, "G"), d(b, l, 1, "D"), rinv(b, l, l, "R^-1");
+  Matrix<double> work(b, ops.inverse_cholesky_workspace(l), 1, "inverse Cholesky workspace");
+  b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g32, split);
+  b.convert(MatrixView<const float>(g32.view()), g.view());
+  ops.equilibrate(g, d);
+  const std::function<int()> breakdown = ops.queue_inverse_cholesky_factor(g, rinv, work);
+  b.scale_rows(d, rinv);
+  b.convert(MatrixView<const double>(rinv.view()), rinv32.view());
+  b.product(Op::N, Op::N, 1.0f, y, rinv32, 0.0f, q, split);
+  return breakdown() == 0;
+}
+
+/// The Tensor Core CholeskyQR's bound on ||Q^T Q - I||_F: 2^-20 sqrt(l), about 6x what FP32
+/// Householder QR reaches (2.7 2^-24 sqrt(l) in perf_tests/results/bench_qr.md) and 9x what one
+/// pass reaches on a well-conditioned Y (2.5e-6 at 65536 x 512).
+double split_orthogonality_bound(index_t l) { return 0x1p-20 * std::sqrt(static_cast<double>(l)); }
+
+/// ||Q^T Q - I||_F estimated from eight Gaussian probes in FP64 (CholeskyQrOps::orthogonality_probe);
+/// Q copied into `copy_to` on the way where it is not empty.
+double estimated_orthogonality_loss(Backend& b, MatrixView<const float> q, MatrixView<float> copy_to) {
+  constexpr index_t kProbes = 8;
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  const index_t l = q.cols();
+  Matrix<float> probes(b, l, kProbes, "probes");
+  Matrix<double> omega(b, l, kProbes, "Omega");
+  Matrix<double> work(b, ops.orthogonality_probe_workspace(q.rows(), l, kProbes), 1, "work");
+  b.fill_random(RandomSpec{Distribution::Gaussian, kPreconditionerSketchSeed, 1}, probes.view());
+  b.convert(MatrixView<const float>(probes.view()), omega.view());
+  return std::sqrt(ops.orthogonality_probe(q, omega, copy_to, work) / kProbes);
+}
+
+/// Auto's Tensor Core CholeskyQR of Y in place (where CholeskyQrOps::split_preferred): one split
+/// pass into a buffer, accepted (and copied into Y) where the probes put ||Q^T Q - I||_F within
+/// split_orthogonality_bound; else a second pass from the buffer into Y (CholeskyQR2, Yamamoto et
+/// al. 2015), checked the same way. Nothing on a breakdown or a failed check: Y then spans
+/// range(Y) as given (Y itself, or a pass's Q), for the FP64 path to take over.
+std::optional<Orthonormalizer> split_cholesky_qr(Backend& b, MatrixView<float> y) {
+  Matrix<float> w(b, y.rows(), y.cols(), "Y R^-1");
+  if (!split_cholesky_qr_pass(b, y, w.view())) return std::nullopt;
+  if (estimated_orthogonality_loss(b, w.view(), y) <= split_orthogonality_bound(y.cols()))
+    return Orthonormalizer::CholeskyQR;
+  if (!split_cholesky_qr_pass(b, w.view(), y)) return std::nullopt;
+  if (!(estimated_orthogonality_loss(b, y, {}) <= split_orthogonality_bound(y.cols()))) return std::nullopt;
+  return Orthonormalizer::CholeskyQR2;
+}
+
 void require_tall(MatrixView<const float> y) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
 }
@@ -221,6 +283,8 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
   if (y.cols() == 0) return method;
   if (const OrthonormalizationVerdict fused = queue_fused_cholesky_qr(backend, y, method))
     if (const std::optional<Orthonormalizer> ran = fused()) return *ran;
+  if (method == Orthonormalizer::Auto && backend.ops<CholeskyQrOps>().split_preferred(y.rows(), y.cols()))
+    if (const std::optional<Orthonormalizer> ran = split_cholesky_qr(backend, y)) return *ran;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);

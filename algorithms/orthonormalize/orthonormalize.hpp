@@ -55,7 +55,12 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// copy of Y and with one wait for the device: each pass reads Y in FP32 and writes Y R^{-1}
 /// rounded to FP32, and Auto stops once the Gram sums show Y orthonormal to FP32 rounding
 /// (2^-24 (1 + 2 sqrt(l)): the rounding of Y included)
-/// (CholeskyQrOps::fused_cholesky_qr); where it breaks down, the chain below continues.
+/// (CholeskyQrOps::fused_cholesky_qr); where it breaks down, the chain below continues. Where the
+/// backend prefers it for wider panels (CholeskyQrOps::split_preferred; CUDA: 64 < l <= 1024,
+/// m >= 4 l), Auto runs the Tensor Core CholeskyQR first: G = Y^T Y and Y R^{-1} as FP32-accurate
+/// split products (TCEC), R^{-1} in FP64, each pass accepted where eight Gaussian probes, summed
+/// in FP64, put ||Q^T Q - I||_F within 2^-20 sqrt(l) (about 6x FP32 Householder's orthogonality);
+/// an extra m x l FP32 buffer; a breakdown or a failed check hands over to the FP64 path.
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
 /// CholeskyQR/CholeskyQR2/Auto/RandCholeskyQR(Sparse) -> ShiftedCholeskyQR3 -> Householder; Householder
 /// and Tsqr never break down. Returns the method that

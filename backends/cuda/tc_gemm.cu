@@ -220,44 +220,54 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1)
 
 /// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded: FP32 sources are split
 /// (halfhalf with the plan's scale of slot `scale_slot`, or tf32tf32; lo times lo_scale), FP16
-/// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source.
+/// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source. The
+/// blocks take 32 x 32 tiles in turn (row_tiles x k_tiles of them): a grid sized for the copy,
+/// not for the tiles, so that the launch of the format the plan did not choose costs microseconds
+/// (one block per tile took 21 us to return at 65536 x 512 on the H100); each thread writes four
+/// consecutive K positions at once (kp is a multiple of 4: kPadK).
 template <class Src, class Dst>
-__global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp, Dst* hi,
-                            Dst* lo, const DevicePlan* plan, int scale_slot, float lo_scale) {
+__global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, index_t k, index_t kp,
+                            index_t row_tiles, Dst* hi, Dst* lo, const DevicePlan* plan, int scale_slot,
+                            float lo_scale) {
   if (!plan_chooses<Dst>(plan)) return;
   const int scale = scale_slot == 0 ? plan->scale_a : plan->scale_b;
   __shared__ float tile[32][33];  // tile[p][r]
-  const index_t r0 = static_cast<index_t>(blockIdx.y) * 32, p0 = static_cast<index_t>(blockIdx.x) * 32;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int yy = ty; yy < 32; yy += blockDim.y) {
-    // Read along whichever index is contiguous in memory.
-    const index_t r = trans ? r0 + yy : r0 + tx, p = trans ? p0 + tx : p0 + yy;
-    float v = 0.0f;
-    if (r < rows && p < k) {
-      const Src s = trans ? x[p + r * ld] : x[r + p * ld];
-      v = static_cast<float>(s);
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  const index_t k_tiles = kp / 32;
+  for (index_t t = blockIdx.x; t < row_tiles * k_tiles; t += gridDim.x) {
+    const index_t r0 = t / k_tiles * 32, p0 = t % k_tiles * 32;
+    __syncthreads();  // the previous tile's reads of `tile` are done
+    for (int yy = ty; yy < 32; yy += 8) {
+      // Read along whichever index is contiguous in memory.
+      const index_t r = trans ? r0 + yy : r0 + tx, p = trans ? p0 + tx : p0 + yy;
+      float v = 0.0f;
+      if (r < rows && p < k) v = static_cast<float>(trans ? x[p + r * ld] : x[r + p * ld]);
+      if (trans)
+        tile[tx][yy] = v;
+      else
+        tile[yy][tx] = v;
     }
-    if (trans)
-      tile[tx][yy] = v;
-    else
-      tile[yy][tx] = v;
-  }
-  __syncthreads();
-  for (int yy = ty; yy < 32; yy += blockDim.y) {
-    const index_t r = r0 + yy, p = p0 + tx;
-    if (p >= kp) continue;
-    const float v = tile[tx][yy];
-    const index_t o = r * kp + p;
-    if constexpr (std::is_same<Src, __half>::value) {
-      hi[o] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
-    } else if constexpr (std::is_same<Dst, __half>::value) {
-      fp16 h, l;
-      split_halfhalf(v, scale, h, l, lo_scale);
-      hi[o] = __ushort_as_half(h.bits);
-      lo[o] = __ushort_as_half(l.bits);
-    } else {
-      split_tf32(v, hi[o], lo[o], lo_scale);
+    __syncthreads();
+    const int yy = threadIdx.x / 8, q0 = threadIdx.x % 8 * 4;
+    const index_t o = (r0 + yy) * kp + p0 + q0;
+    Dst h[4], l[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float v = tile[q0 + q][yy];
+      if constexpr (std::is_same<Src, __half>::value) {
+        h[q] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
+      } else if constexpr (std::is_same<Dst, __half>::value) {
+        fp16 a, b;
+        split_halfhalf(v, scale, a, b, lo_scale);
+        h[q] = __ushort_as_half(a.bits), l[q] = __ushort_as_half(b.bits);
+      } else {
+        split_tf32(v, h[q], l[q], lo_scale);
+      }
     }
+    using Vector = typename std::conditional<sizeof(Dst) == 2, uint2, uint4>::type;
+    *reinterpret_cast<Vector*>(hi + o) = *reinterpret_cast<const Vector*>(h);
+    if constexpr (!std::is_same<Src, __half>::value)
+      *reinterpret_cast<Vector*>(lo + o) = *reinterpret_cast<const Vector*>(l);
   }
 }
 
@@ -303,15 +313,16 @@ index_t round_up(index_t x, index_t to) { return (x + to - 1) / to * to; }
 template <class T>
 void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p, index_t kp, T* hi, T* lo,
           const DevicePlan* plan, int scale_slot, float lo_scale, cudaStream_t s) {
-  const dim3 grid(static_cast<unsigned>(kp / 32), static_cast<unsigned>(rows_p / 32)), block(32, 8);
+  const index_t row_tiles = rows_p / 32, tiles = row_tiles * (kp / 32);
+  const dim3 grid(static_cast<unsigned>(std::min<index_t>(tiles, 4096))), block(256);
   // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
   const bool trans = as_b ? x.op == Op::N : x.op == Op::T;
   if (x.fp16)
-    pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                  plan, scale_slot, lo_scale);
+    pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp,
+                                                  row_tiles, hi, lo, plan, scale_slot, lo_scale);
   else
-    pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp, hi, lo,
-                                                 plan, scale_slot, lo_scale);
+    pack_kernel<float, T><<<grid, block, 0, s>>>(static_cast<const float*>(x.data), x.ld, trans, rows, k, kp,
+                                                 row_tiles, hi, lo, plan, scale_slot, lo_scale);
   RANDNLA_CUDA_LAUNCH("tc_gemm pack");
 }
 

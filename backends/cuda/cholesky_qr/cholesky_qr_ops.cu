@@ -2,12 +2,16 @@
 // the backend's device and stream.
 #include "cholesky_qr_ops.cuh"
 
+#include <algorithm>
 #include <functional>
+#include <string>
 #include <memory>
 
 #include "cuda/for_each.cuh"
 #include "cuda/pinned_slots.cuh"
 #include "fused_cholesky_qr.cuh"
+#include "inverse_cholesky.cuh"
+#include "orthogonality_probe.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -36,13 +40,25 @@ class CholeskyQrKernels final : public CholeskyQrOps {
         device_(device),
         stream_(stream),
         blas_(blas),
-        slots_(std::make_shared<PinnedSlots>(device, sizeof(FusedCholeskyQrStatus))) {}
+        slots_(std::make_shared<PinnedSlots>(device, std::max(sizeof(FusedCholeskyQrStatus), sizeof(double)))) {}
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
   /// Wherever it takes Y: at 1048576 x 64 its three sweeps over Y on the FP64 Tensor Cores beat the
   /// FP64 path (an FP64 copy of Y, cuBLAS and cuSOLVER) in time and memory
   /// (perf_tests/results/bench_qr.md).
   bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= fused_max_columns(); }
+  index_t inverse_cholesky_max_order() const override { return kInverseCholeskyMaxOrder; }
+  /// Past the fused path's widths, up to the inverse Cholesky kernel's order: at 65536 x 512 one
+  /// pass and its check took 1.25 ms against the FP64 path's 2.56, at 65536 x 128 0.39 against
+  /// 0.51 (perf_tests/results/bench_qr.md).
+  bool split_preferred(index_t m, index_t n) const override {
+    return n > fused_max_columns() && n <= kInverseCholeskyMaxOrder && m >= 4 * n;
+  }
+  index_t orthogonality_probe_workspace(index_t /*m*/, index_t n, index_t s) const override {
+    const DeviceScope scope(device_);
+    return cuda::orthogonality_probe_workspace(n, s);
+  }
+  index_t inverse_cholesky_workspace(index_t n) const override { return cuda::inverse_cholesky_workspace(n); }
   index_t fused_workspace(index_t m, index_t n) const override {
     const DeviceScope scope(device_);
     return cuda::fused_cholesky_qr_workspace(m, n);
@@ -59,6 +75,27 @@ class CholeskyQrKernels final : public CholeskyQrOps {
       const auto* status = static_cast<const volatile FusedCholeskyQrStatus*>(slot->data);
       return status->breakdown ? -1 : status->passes;
     };
+  }
+  std::function<int()> do_queue_inverse_cholesky_factor(MatrixView<const double> g, MatrixView<double> rinv,
+                                                        MatrixView<double> work) override {
+    const DeviceScope scope(device_);
+    std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
+    cuda::queue_inverse_cholesky_factor(g, rinv, work.data(), static_cast<int*>(slot->device_data), stream_);
+    RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
+    return [slot] {
+      wait_written(*slot);
+      return *static_cast<const volatile int*>(slot->data);
+    };
+  }
+  double do_orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
+                                MatrixView<double> work) override {
+    require(w.cols() <= kMaxProbeColumns, "W.cols", w.cols(), "must be <= " + std::to_string(kMaxProbeColumns));
+    const DeviceScope scope(device_);
+    std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
+    queue_orthogonality_probe(w, omega, copy_to, work.data(), static_cast<double*>(slot->device_data), stream_);
+    RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
+    wait_written(*slot);
+    return *static_cast<const volatile double*>(slot->data);
   }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     const DeviceScope scope(device_);
