@@ -27,7 +27,8 @@ enum class Orthonormalizer {
   Auto,               ///< CholeskyQR passes until the equilibrated Gram matrix of the panel is the
                       ///< identity to FP32's unit roundoff (||D G D - I||_F <= 2^-24, D = diag(G)^{-1/2}),
                       ///< then Q = Y D: no pass when Y's columns are already orthogonal, one or two
-                      ///< otherwise (reported as ColumnScaling, CholeskyQR or CholeskyQR2)
+                      ///< otherwise (reported as ColumnScaling, CholeskyQR or CholeskyQR2); on the
+                      ///< Tensor Core path (orthonormalize()), until ||Q^T Q - I||_F <= 2^-20 sqrt(l)
   ColumnScaling       ///< reported only (Auto): Y's columns were orthogonal already, Q = Y D
 };
 
