@@ -51,3 +51,17 @@ inline int blas_int(index_t v, const char* name) {
 #define RANDNLA_CUDA(call) ::randnla::cuda::check((call), #call)
 /// After a kernel launch: the launch's own error, if any.
 #define RANDNLA_CUDA_LAUNCH(what) ::randnla::cuda::check(cudaGetLastError(), what)
+
+namespace randnla {
+namespace cuda {
+
+/// The current device's SM count (persistent grids are sized by it).
+inline int multiprocessors() {
+  int device = 0, count = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+}  // namespace cuda
+}  // namespace randnla

@@ -661,13 +661,6 @@ void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector
                                   passes, adaptive, vector));
 }
 
-int multiprocessors() {
-  int device = 0, sms = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 /// Sweeps of n columns that fit on the device at once: asked of the driver once per device and n
 /// (the answer does not change, and asking costs microseconds of every call).
 index_t resident_sweeps(int n) {

@@ -261,11 +261,9 @@ void queue_inverse_cholesky_factor(MatrixView<const double> g, MatrixView<double
   Args args{g, rinv, work, work + static_cast<index_t>(np) * np, status, n, tiles, np};
   const int bytes = static_cast<int>(sizeof(Shared));
   RANDNLA_CUDA(cudaFuncSetAttribute(inverse_cholesky_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  int device = 0, sms = 0, per_sm = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int per_sm = 0;
   RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, inverse_cholesky_kernel, kBlockThreads, bytes));
-  const int blocks = std::max(1, std::min(sms * std::max(per_sm, 1), most_tasks(tiles)));
+  const int blocks = std::max(1, std::min(multiprocessors() * std::max(per_sm, 1), most_tasks(tiles)));
   void* params[] = {&args};
   RANDNLA_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(inverse_cholesky_kernel), dim3(blocks),
                                            dim3(kBlockThreads), params, bytes, stream));

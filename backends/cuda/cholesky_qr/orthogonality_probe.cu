@@ -118,21 +118,14 @@ __global__ void __launch_bounds__(kProbeThreads) residual_kernel(const double* s
   *out = total;
 }
 
-int probe_blocks() {
-  int device = 0, sms = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 }  // namespace
 
-index_t orthogonality_probe_workspace(index_t n, index_t /*s*/) { return n * kS * (probe_blocks() + 1); }
+index_t orthogonality_probe_workspace(index_t n, index_t /*s*/) { return n * kS * (multiprocessors() + 1); }
 
 void queue_orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
                                double* work, double* sum_of_squares, cudaStream_t stream) {
   const index_t n = w.cols();
-  const int blocks = probe_blocks();
+  const int blocks = multiprocessors();
   const int bytes =
       static_cast<int>((n + (kParts + 1) * kChunkRows) * kS * sizeof(double) + n * (kChunkRows + 1) * sizeof(float));
   RANDNLA_CUDA(cudaFuncSetAttribute(probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));

@@ -201,14 +201,6 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// The current device's SM count (the persistent grid: the kernel's shared memory allows one block per SM).
-inline int multiprocessors() {
-  int device = 0, count = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 /// A tensor map of `rank` (2 or 3) dimensions, extents dims[0..rank) (dims[0] contiguous), the
 /// others `strides` elements apart, boxes of 128 bytes x box_outer (x 1).
 inline CUtensorMap tensor_map_of(const void* data, CUtensorMapDataType type, int elem_bytes, int rank,
