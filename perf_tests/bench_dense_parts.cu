@@ -425,6 +425,15 @@ void small_parts(cusolverDnHandle_t sol, cublasHandle_t blas, int l) {
 }
 
 /// The Tensor Core products of an RSVD at this l: Y = A Omega, Z = A^T Y, B = Y^T A.
+/// rinv := R^{-1} of G0 = R^T R by the backend's potrf and trsm on the identity (g: G0's copy, factored).
+void potrf_inverse(Backend& b, MatrixView<const double> g0, MatrixView<double> g, MatrixView<double> rinv) {
+  b.copy(g0, g);
+  if (b.cholesky(g) != 0) throw std::runtime_error("not positive definite");
+  b.scale(0.0, rinv);
+  b.add_to_diagonal(rinv, 1.0);
+  b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv);
+}
+
 void products(Backend& b, index_t m, index_t l) {
   Matrix<float> a(b, m, m, "A"), y(b, m, l, "Y"), z(b, m, l, "Z"), bm(b, l, m, "B");
   Matrix<fp16> omega(b, m, l, "Omega");
@@ -449,13 +458,8 @@ void products(Backend& b, index_t m, index_t l) {
     Matrix<double> g(b, l, l, "G"), g0(b, l, l, "G0"), rinv(b, l, l, "R^-1"), yd(b, m, l, "Y");
     b.convert(y.view(), yd.view());
     b.product(Op::T, Op::N, 1.0, yd, yd, 0.0, g0);
-    run("inverse Cholesky factor (library potrf + trsm; G copy included)", [&] {
-      b.copy(MatrixView<const double>(g0.view()), g.view());
-      if (b.cholesky(g) != 0) throw std::runtime_error("not positive definite");
-      b.scale(0.0, rinv.view());
-      b.add_to_diagonal(rinv, 1.0);
-      b.triangular_solve(Side::Left, Op::N, 1.0, g, rinv);
-    }, false);
+    run("inverse Cholesky factor (library potrf + trsm; G copy included)",
+        [&] { potrf_inverse(b, g0.view(), g.view(), rinv.view()); }, false);
   }
   run("CholeskyQR2 of Y (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::CholeskyQR2); }, false);
   run("CholeskyQR, second pass when needed (library)", [&] { orthonormalize(b, y.view(), Orthonormalizer::Auto); },
@@ -518,13 +522,8 @@ void split_cholesky_qr_parts(Backend& b, index_t m, index_t l) {
   Matrix<double> gd(b, l, l, "G"), g0(b, l, l, "G0"), rinv(b, l, l, "R^-1");
   b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, ProductPrecision::split_in(TensorCore::FP16));
   b.convert(MatrixView<const float>(g.view()), g0.view());
-  run("inverse Cholesky factor (potrf + trsm; G copy included)", [&] {
-    b.copy(MatrixView<const double>(g0.view()), gd.view());
-    if (b.cholesky(gd) != 0) throw std::runtime_error("not positive definite");
-    b.scale(0.0, rinv.view());
-    b.add_to_diagonal(rinv, 1.0);
-    b.triangular_solve(Side::Left, Op::N, 1.0, gd, rinv);
-  }, 0);
+  run("inverse Cholesky factor (potrf + trsm; G copy included)",
+      [&] { potrf_inverse(b, g0.view(), gd.view(), rinv.view()); }, 0);
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
   Matrix<double> work(b, ops.inverse_cholesky_workspace(l), 1, "work");
   run("inverse Cholesky factor (one kernel)", [&] {
