@@ -48,9 +48,9 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   /// (perf_tests/results/bench_qr.md).
   bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= fused_max_columns(); }
   index_t inverse_cholesky_max_order() const override { return kInverseCholeskyMaxOrder; }
-  /// Past the fused path's widths, up to the inverse Cholesky kernel's order: at 65536 x 512 one
-  /// pass and its check took 1.25 ms against the FP64 path's 2.56, at 65536 x 128 0.39 against
-  /// 0.51 (perf_tests/results/bench_qr.md).
+  /// Past the fused path's widths, up to the inverse Cholesky kernel's order: Auto at 65536 x 512
+  /// took 1.276 ms against the FP64 path's 2.813 before, at 65536 x 128 0.394 against 0.510
+  /// (perf_tests/results/bench_qr.md).
   bool split_preferred(index_t m, index_t n) const override {
     return n > fused_max_columns() && n <= kInverseCholeskyMaxOrder && m >= 4 * n;
   }
