@@ -23,6 +23,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <random>
 #include <vector>
 
 #include "randnla/backends.hpp"
@@ -493,6 +494,16 @@ double relative_span_residual(Backend& b, MatrixView<const float> y, MatrixView<
   return b.frobenius_norm(MatrixView<const float>(e.view())) / b.frobenius_norm(y);
 }
 
+/// An l x l upper triangular matrix (column-major) of Gaussian entries over sqrt(l), zeros below.
+std::vector<float> upper_triangular(index_t l) {
+  std::mt19937 engine(9);
+  std::normal_distribution<float> normal(0.0f, 1.0f / std::sqrt(static_cast<float>(l)));
+  std::vector<float> r(static_cast<std::size_t>(l * l), 0.0f);
+  for (index_t j = 0; j < l; ++j)
+    for (index_t i = 0; i <= j; ++i) r[i + j * l] = normal(engine);
+  return r;
+}
+
 /// The pieces of a CholeskyQR pass built on FP32-accurate Tensor Core products at m x l: the Gram
 /// matrix Y^T Y and the product Y R^{-1}, split in FP16 and in TF32, and the FP64 inverse Cholesky
 /// factor of the l x l Gram matrix.
@@ -516,6 +527,22 @@ void split_cholesky_qr_parts(Backend& b, index_t m, index_t l) {
     run("split " + name + " Gram Y^T Y", [&] { b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, split); }, gram_flops);
     run("split " + name + " Y R", [&] { b.product(Op::N, Op::N, 1.0f, y, r, 0.0f, q, split); }, gram_flops);
   }
+  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  run("split Gram, lower tiles alone (split_gram, Auto)", [&] { ops.split_gram(y, g); }, gram_flops);
+  {
+    Matrix<float> upper(b, l, l, "R");
+    const std::vector<float> host = upper_triangular(l);
+    b.copy(MatrixView<const float>(host.data(), l, l, l, MemorySpace::Host), upper.view());
+    run("split Y R, R upper triangular (split_multiply_upper_triangular)",
+        [&] { ops.split_multiply_upper_triangular(y, upper, q); }, gram_flops);
+  }
+  {
+    Matrix<float> omega(b, l, 8, "Omega");
+    Matrix<double> probe_work(b, ops.orthogonality_probe_workspace(m, l, 8), 1, "work");
+    b.fill_random(RandomSpec{Distribution::Gaussian, 5, 0}, omega.view());
+    run("orthogonality probe, 8 probes", [&] { ops.orthogonality_probe(y, omega, {}, probe_work); }, 0);
+    run("orthogonality probe, 8 probes, copying W", [&] { ops.orthogonality_probe(y, omega, q, probe_work); }, 0);
+  }
   run("fp32 (SGEMM) Gram Y^T Y", [&] { b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g, ProductPrecision::fp32()); },
       gram_flops);
   run("copy Y", [&] { b.copy(MatrixView<const float>(y.view()), q.view()); }, 0);
@@ -524,7 +551,6 @@ void split_cholesky_qr_parts(Backend& b, index_t m, index_t l) {
   b.convert(MatrixView<const float>(g.view()), g0.view());
   run("inverse Cholesky factor (potrf + trsm; G copy included)",
       [&] { potrf_inverse(b, g0.view(), gd.view(), rinv.view()); }, 0);
-  CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
   Matrix<double> work(b, ops.inverse_cholesky_workspace(l), 1, "work");
   run("inverse Cholesky factor (one kernel)", [&] {
     if (ops.inverse_cholesky_factor(g0, rinv, work) != 0) throw std::runtime_error("not positive definite");

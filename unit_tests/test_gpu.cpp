@@ -1386,6 +1386,67 @@ TEST(Gpu, InverseCholeskyKernelMatchesHost) {
   }
 }
 
+/// ||tril(G - R)||_F / ||tril(R)||_F: the lower triangles, the diagonal included.
+double lower_relative_error(const test::HostMatrix<float>& g, const test::HostMatrix<double>& r) {
+  double err = 0, ref = 0;
+  for (index_t j = 0; j < r.cols; ++j)
+    for (index_t i = j; i < r.rows; ++i) {
+      const double d = g(i, j) - r(i, j);
+      err += d * d, ref += r(i, j) * r(i, j);
+    }
+  return std::sqrt(err / ref);
+}
+
+// The split Gram matrix's lower triangle, its tiles alone computed, against FP64, as accurate as
+// SGEMM's: one tile, 128- and 136-wide tiles (272 = 2 x 136 columns over 3 row tiles), 4 x 4
+// tiles, and a Y of a wide exponent range.
+TEST(Gpu, SplitGramLowerTriangleIsAsAccurateAsSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  struct Shape {
+    index_t m, n;
+    Elements e;
+  } shapes[] = {{3000, 70, Elements::Normal},
+                {4000, 200, Elements::Normal},
+                {2500, 272, Elements::Normal},
+                {20000, 512, Elements::Normal},
+                {3000, 300, Elements::ExpRand_m15_15}};
+  for (const Shape& sh : shapes) {
+    const auto y = test::random_matrix(sh.m, sh.n, sh.e, 71);
+    const auto ref = test::reference_gemm(Op::T, Op::N, y, y);
+    auto dy = test::to_backend(*dev, y);
+    Matrix<float> g(*dev, sh.n, sh.n), s(*dev, sh.n, sh.n);
+    ops.split_gram(dy, g);
+    dev->product(Op::T, Op::N, 1.0f, dy, dy, 0.0f, s, ProductPrecision::fp32());
+    const double e_split = lower_relative_error(test::to_host(*dev, g.view()), ref);
+    const double e_sgemm = lower_relative_error(test::to_host(*dev, s.view()), ref);
+    EXPECT_LE(e_split, 2.0 * e_sgemm) << sh.m << " x " << sh.n << " " << test::to_string(sh.e);
+  }
+}
+
+// The split product with an upper triangular R, each column tile's K cut at its last column,
+// against FP64, as accurate as SGEMM's: one tile, 128- and 136-wide tiles, 4 tiles.
+TEST(Gpu, SplitUpperTriangularProductIsAsAccurateAsSgemm) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
+  for (const auto& [m, n] : {std::pair<index_t, index_t>{3001, 70}, {4000, 200}, {2500, 272}, {20000, 512}}) {
+    const auto y = test::random_matrix(m, n, Elements::Normal, 72);
+    auto r = test::random_matrix(n, n, Elements::Normal, 73);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j + 1; i < n; ++i) r(i, j) = 0.0f;
+    const auto ref = test::reference_gemm(Op::N, Op::N, y, r);
+    auto dy = test::to_backend(*dev, y), dr = test::to_backend(*dev, r);
+    Matrix<float> q(*dev, m, n), s(*dev, m, n);
+    ops.split_multiply_upper_triangular(dy, dr, q);
+    dev->product(Op::N, Op::N, 1.0f, dy, dr, 0.0f, s, ProductPrecision::fp32());
+    const double e_split = test::relative_error(test::to_host(*dev, q.view()), ref);
+    const double e_sgemm = test::relative_error(test::to_host(*dev, s.view()), ref);
+    EXPECT_LE(e_split, 2.0 * e_sgemm) << m << " x " << n;
+  }
+}
+
 /// ||Q^T Q - I||_F in FP64 on the host.
 double frobenius_orthogonality_loss(const test::HostMatrix<float>& q) {
   const auto g = test::reference_gemm(Op::T, Op::N, q, q);
@@ -1421,28 +1482,37 @@ TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
 }
 
 // The orthogonality probe (FP64 sums of W^T (W Omega) - Omega) against ||W^T W - I||_F in FP64 on
-// the host, for an orthonormal W and one 1e-4 away, and its copy of W.
+// the host, for an orthonormal W and one 1e-4 away, and its copy of W: row by row (an odd ld),
+// four rows at a time (W 16-byte aligned; a last chunk of 4 rows; the widest W it takes), and
+// four at a time with a last partial four (ld = m + 1).
 TEST(Gpu, OrthogonalityProbeEstimatesTheLossAndCopies) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   CholeskyQrOps& ops = dev->ops<CholeskyQrOps>();
-  const index_t m = 5000, l = 200, probes = 8;
-  Matrix<float> w(*dev, m, l), e(*dev, m, l), copy(*dev, m, l), p32(*dev, l, probes);
-  Matrix<double> omega(*dev, l, probes), work(*dev, ops.orthogonality_probe_workspace(m, l, probes), 1);
-  dev->fill_random(RandomSpec{Distribution::Gaussian, 31, 0}, w.view());
-  dev->fill_random(RandomSpec{Distribution::Gaussian, 32, 0}, e.view());
-  dev->fill_random(RandomSpec{Distribution::Gaussian, 33, 0}, p32.view());
-  dev->convert(MatrixView<const float>(p32.view()), omega.view());
-  orthonormalize(*dev, w.view(), Orthonormalizer::Householder);
-  for (float away : {0.0f, 1e-4f}) {
-    if (away > 0) dev->add(away, MatrixView<const float>(e.view()), 1.0f, w.view());
-    const auto hw = test::to_host(*dev, w.view());
-    const double exact = frobenius_orthogonality_loss(hw);
-    const double estimate = std::sqrt(ops.orthogonality_probe(w, omega, copy, work) / probes);
-    EXPECT_GT(estimate, 0.5 * exact) << away;
-    EXPECT_LT(estimate, 1.5 * exact) << away;
-    const auto hc = test::to_host(*dev, copy.view());
-    EXPECT_EQ(std::memcmp(hc.data.data(), hw.data.data(), sizeof(float) * m * l), 0) << away;
+  const index_t probes = 8;
+  struct Shape {
+    index_t m, l, pad;
+  } shapes[] = {{4999, 200, 0}, {2100, 1024, 0}, {3003, 136, 1}};
+  for (const Shape& sh : shapes) {
+    Matrix<float> w_rows(*dev, sh.m + sh.pad, sh.l), e(*dev, sh.m, sh.l), copy_rows(*dev, sh.m + sh.pad, sh.l);
+    Matrix<float> omega(*dev, sh.l, probes);
+    Matrix<double> work(*dev, ops.orthogonality_probe_workspace(sh.m, sh.l, probes), 1);
+    const MatrixView<float> w = w_rows.view().block(0, 0, sh.m, sh.l), copy = copy_rows.view().block(0, 0, sh.m, sh.l);
+    dev->fill_random(RandomSpec{Distribution::Gaussian, 31, 0}, w);
+    dev->fill_random(RandomSpec{Distribution::Gaussian, 32, 0}, e.view());
+    dev->fill_random(RandomSpec{Distribution::Gaussian, 33, 0}, omega.view());
+    orthonormalize(*dev, w, Orthonormalizer::Householder);
+    const std::string shape = std::to_string(sh.m) + " x " + std::to_string(sh.l) + ", ld " + std::to_string(w.ld());
+    for (float away : {0.0f, 1e-4f}) {
+      if (away > 0) dev->add(away, MatrixView<const float>(e.view()), 1.0f, w);
+      const auto hw = test::to_host(*dev, w);
+      const double exact = frobenius_orthogonality_loss(hw);
+      const double estimate = std::sqrt(ops.orthogonality_probe(w, omega, copy, work) / probes);
+      EXPECT_GT(estimate, 0.5 * exact) << shape << ", " << away;
+      EXPECT_LT(estimate, 1.5 * exact) << shape << ", " << away;
+      const auto hc = test::to_host(*dev, copy);
+      EXPECT_EQ(std::memcmp(hc.data.data(), hw.data.data(), sizeof(float) * sh.m * sh.l), 0) << shape;
+    }
   }
 }
 

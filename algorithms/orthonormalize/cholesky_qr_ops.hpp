@@ -79,14 +79,34 @@ class CholeskyQrOps {
   /// for the Gram matrix and Y R^{-1}, orthogonality_probe checking each pass) on this backend for
   /// an m x n Y: its measurements decide.
   virtual bool split_preferred(index_t /*m*/, index_t /*n*/) const { return false; }
+  /// The lower triangle (the diagonal included) of G := Y^T Y as an FP32-accurate split product,
+  /// the Gram matrix of split_preferred's CholeskyQR: Y m x n FP32, G n x n FP32 (not overlapping
+  /// Y), as Backend::product's ProductPrecision::split_in(TensorCore::Auto) would give it (TCEC,
+  /// Ootomo & Yokota 2022; FP16 or TF32 by Y's exponent range), at about the Tensor Core work of
+  /// that triangle alone. G's strict upper triangle is unspecified on return. Where split_preferred.
+  void split_gram(MatrixView<const float> y, MatrixView<float> g) {
+    require_space(y, space_, "Y"), require_space(g, space_, "G");
+    require_shape(g, y.cols(), y.cols(), "G");
+    if (!g.empty()) do_split_gram(y, g);
+  }
+  /// Q := Y R as an FP32-accurate split product (as split_gram's), the product of
+  /// split_preferred's CholeskyQR: Y m x n FP32, R n x n FP32 upper triangular, its strict lower
+  /// triangle zero (as inverse_cholesky_factor leaves R^{-1}: the product relies on it), Q m x n
+  /// FP32 (not overlapping Y), at about the Tensor Core work of R's nonzero tiles.
+  void split_multiply_upper_triangular(MatrixView<const float> y, MatrixView<const float> r, MatrixView<float> q) {
+    require_space(y, space_, "Y"), require_space(r, space_, "R"), require_space(q, space_, "Q");
+    require_shape(r, y.cols(), y.cols(), "R");
+    require_shape(q, y.rows(), y.cols(), "Q");
+    if (!q.empty()) do_split_multiply_upper_triangular(y, r, q);
+  }
   /// FP64 elements of the workspace orthogonality_probe needs for an m x n W and s probes.
   virtual index_t orthogonality_probe_workspace(index_t /*m*/, index_t /*n*/, index_t /*s*/) const { return 0; }
   /// ||W^T (W Omega) - Omega||_F^2 with every product summed in FP64: W m x n FP32, Omega n x s
-  /// FP64 (1 <= s <= 8; Gaussian probes make it an estimate of ||W^T W - I||_F^2 times s:
+  /// FP32 (1 <= s <= 8; Gaussian probes make it an estimate of ||W^T W - I||_F^2 times s:
   /// E ||E w||^2 = ||E||_F^2 for w ~ N(0, I), Hutchinson's estimator). With a non-empty `copy_to`
   /// (m x n FP32, not overlapping W), W is copied there on the way. `work`:
   /// orthogonality_probe_workspace(m, n, s) x 1, FP64. Waits for the device.
-  double orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
+  double orthogonality_probe(MatrixView<const float> w, MatrixView<const float> omega, MatrixView<float> copy_to,
                              MatrixView<double> work) {
     require_space(w, space_, "W"), require_space(omega, space_, "Omega"), require_space(work, space_, "work");
     require(omega.cols() >= 1 && omega.cols() <= 8, "Omega.cols", omega.cols(), "must lie in 1..8");
@@ -137,7 +157,14 @@ class CholeskyQrOps {
   virtual std::function<int()> do_queue_fused_cholesky_qr(MatrixView<float>, int, MatrixView<double>) {
     throw UnsupportedConfiguration("fused CholeskyQR: not on this backend");
   }
-  virtual double do_orthogonality_probe(MatrixView<const float>, MatrixView<const double>, MatrixView<float>,
+  virtual void do_split_gram(MatrixView<const float>, MatrixView<float>) {
+    throw UnsupportedConfiguration("split Gram matrix: not on this backend");
+  }
+  virtual void do_split_multiply_upper_triangular(MatrixView<const float>, MatrixView<const float>,
+                                                  MatrixView<float>) {
+    throw UnsupportedConfiguration("split triangular product: not on this backend");
+  }
+  virtual double do_orthogonality_probe(MatrixView<const float>, MatrixView<const float>, MatrixView<float>,
                                         MatrixView<double>) {
     throw UnsupportedConfiguration("orthogonality probe: not on this backend");
   }

@@ -216,25 +216,24 @@ OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> 
   };
 }
 
-/// One Tensor Core CholeskyQR pass, Q := Y R^{-1} (Q not overlapping Y): G = Y^T Y and Y R^{-1} as
-/// FP32-accurate split products (TCEC: Ootomo & Yokota 2022; FP16 or TF32 by the operands'
-/// exponent ranges), R^{-1} from the equilibrated G in FP64 (queued: the product is queued before
-/// the factor's verdict is read, so the device does not wait for the host). False on a Cholesky
-/// breakdown (Q then holds no result).
+/// One Tensor Core CholeskyQR pass, Q := Y R^{-1} (Q not overlapping Y): G = Y^T Y (its lower
+/// triangle) and Y R^{-1} (R^{-1} upper triangular) as FP32-accurate split products (TCEC: Ootomo
+/// & Yokota 2022; FP16 or TF32 by the operands' exponent ranges), R^{-1} from the equilibrated G
+/// in FP64 (queued: the product is queued before the factor's verdict is read, so the device does
+/// not wait for the host). False on a Cholesky breakdown (Q then holds no result).
 bool split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<float> q) {
   const index_t l = y.cols();
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
-  const ProductPrecision split = ProductPrecision::split_in(TensorCore::Auto);
   Matrix<float> g32(b, l, l, "G"), rinv32(b, l, l, "R^-1");
   Matrix<double> g(b, l, l, "G"), d(b, l, 1, "D"), rinv(b, l, l, "R^-1");
   Matrix<double> work(b, ops.inverse_cholesky_workspace(l), 1, "inverse Cholesky workspace");
-  b.product(Op::T, Op::N, 1.0f, y, y, 0.0f, g32, split);
+  ops.split_gram(y, g32);
   b.convert(MatrixView<const float>(g32.view()), g.view());
   ops.equilibrate(g, d);
   const std::function<int()> breakdown = ops.queue_inverse_cholesky_factor(g, rinv, work);
   b.scale_rows(d, rinv);
   b.convert(MatrixView<const double>(rinv.view()), rinv32.view());
-  b.product(Op::N, Op::N, 1.0f, y, rinv32, 0.0f, q, split);
+  ops.split_multiply_upper_triangular(y, rinv32, q);
   return breakdown() == 0;
 }
 
@@ -249,11 +248,9 @@ double estimated_orthogonality_loss(Backend& b, MatrixView<const float> q, Matri
   constexpr index_t kProbes = 8;
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
   const index_t l = q.cols();
-  Matrix<float> probes(b, l, kProbes, "probes");
-  Matrix<double> omega(b, l, kProbes, "Omega");
+  Matrix<float> omega(b, l, kProbes, "Omega");
   Matrix<double> work(b, ops.orthogonality_probe_workspace(q.rows(), l, kProbes), 1, "work");
-  b.fill_random(RandomSpec{Distribution::Gaussian, kPreconditionerSketchSeed, 1}, probes.view());
-  b.convert(MatrixView<const float>(probes.view()), omega.view());
+  b.fill_random(RandomSpec{Distribution::Gaussian, kPreconditionerSketchSeed, 1}, omega.view());
   return std::sqrt(ops.orthogonality_probe(q, omega, copy_to, work) / kProbes);
 }
 

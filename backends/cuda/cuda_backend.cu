@@ -109,7 +109,7 @@ class CudaBackend final : public Backend {
             std::to_string(p.multiProcessorCount) + " SMs)";
     capabilities_.tensor_cores = p.major >= 8;  // the mma.sync kernel's floor
     capabilities_.polar = true;
-    provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get(), blas_.get()));
+    provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get(), blas_.get(), ws_));
     provide<TsqrOps>(cuda::make_tsqr_ops(device_, stream_->get()));
     provide<TensorCoreTsqrOps>(cuda::make_tensor_core_tsqr_ops(device_, stream_->get()));
     provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_->get()));

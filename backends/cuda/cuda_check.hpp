@@ -63,5 +63,13 @@ inline int multiprocessors() {
   return count;
 }
 
+/// The most shared memory a block of the current device may opt in to.
+inline int shared_memory_per_block() {
+  int device = 0, bytes = 0;
+  RANDNLA_CUDA(cudaGetDevice(&device));
+  RANDNLA_CUDA(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes;
+}
+
 }  // namespace cuda
 }  // namespace randnla

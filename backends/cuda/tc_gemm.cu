@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cp_async.cuh"
 #include "cuda_check.hpp"
 #include "randnla/precision.hpp"
 #include "elementwise.cuh"
@@ -56,16 +57,6 @@ struct TcTraits<float> {
 using tc::ldmatrix_x4;
 using tc::mma;
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
 /// A fragment register: two consecutive FP16 (one word) or one TF32 word from shared memory.
 template <class T>
 __device__ __forceinline__ std::uint32_t frag_word(const T* row, int col) {
@@ -87,7 +78,7 @@ __device__ __forceinline__ void load_rows(T* smem, const T* g, index_t row0, ind
   constexpr int kPerChunk = 16 / sizeof(T), kChunks = BK / kPerChunk;
   for (int c = threadIdx.x; c < rows * kChunks; c += kThreadsGemm) {
     const int r = c / kChunks, ch = c % kChunks;
-    cp_async16(smem + r * row_stride + ch * kPerChunk, g + (row0 + r) * kp + k0 + ch * kPerChunk);
+    cp_async<16>(smem + r * row_stride + ch * kPerChunk, g + (row0 + r) * kp + k0 + ch * kPerChunk);
   }
 }
 
@@ -218,6 +209,28 @@ __global__ void __launch_bounds__(kThreadsGemm, sizeof(T) == 2 && A_LO ? 2 : 1)
       }
 }
 
+/// Four packed elements stored at once (8 or 16 bytes).
+template <class Dst>
+using Vector = typename std::conditional<sizeof(Dst) == 2, uint2, uint4>::type;
+
+/// Four FP32 values split into hi[0..3] and lo[0..3]: halfhalf with scale 2^scale, or tf32tf32; lo times lo_scale.
+template <class Dst>
+__device__ __forceinline__ void split_four(const float (&v)[4], int scale, float lo_scale, Dst* hi, Dst* lo) {
+  Dst h[4], l[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    if constexpr (std::is_same<Dst, __half>::value) {
+      fp16 a, b;
+      split_halfhalf(v[q], scale, a, b, lo_scale);
+      h[q] = __ushort_as_half(a.bits), l[q] = __ushort_as_half(b.bits);
+    } else {
+      split_tf32(v[q], h[q], l[q], lo_scale);
+    }
+  }
+  *reinterpret_cast<Vector<Dst>*>(hi) = *reinterpret_cast<const Vector<Dst>*>(h);
+  *reinterpret_cast<Vector<Dst>*>(lo) = *reinterpret_cast<const Vector<Dst>*>(l);
+}
+
 /// Packs op(X) (rows x k) K-contiguous into rows_p x kp, zero padded: FP32 sources are split
 /// (halfhalf with the plan's scale of slot `scale_slot`, or tf32tf32; lo times lo_scale), FP16
 /// sources copied (or widened for TF32). `trans`: k is the contiguous index of the source. The
@@ -250,24 +263,57 @@ __global__ void pack_kernel(const Src* x, index_t ld, bool trans, index_t rows, 
     __syncthreads();
     const int yy = threadIdx.x / 8, q0 = threadIdx.x % 8 * 4;
     const index_t o = (r0 + yy) * kp + p0 + q0;
-    Dst h[4], l[4];
+    float v[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float v = tile[q0 + q][yy];
-      if constexpr (std::is_same<Src, __half>::value) {
-        h[q] = static_cast<Dst>(v);  // FP16 is exact in TF32 too
-      } else if constexpr (std::is_same<Dst, __half>::value) {
-        fp16 a, b;
-        split_halfhalf(v, scale, a, b, lo_scale);
-        h[q] = __ushort_as_half(a.bits), l[q] = __ushort_as_half(b.bits);
-      } else {
-        split_tf32(v, h[q], l[q], lo_scale);
-      }
+    for (int q = 0; q < 4; ++q) v[q] = tile[q0 + q][yy];
+    if constexpr (std::is_same<Src, __half>::value) {
+      Dst h[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) h[q] = static_cast<Dst>(v[q]);  // FP16 is exact in TF32 too
+      *reinterpret_cast<Vector<Dst>*>(hi + o) = *reinterpret_cast<const Vector<Dst>*>(h);
+    } else {
+      split_four(v, scale, lo_scale, hi + o, lo + o);
     }
-    using Vector = typename std::conditional<sizeof(Dst) == 2, uint2, uint4>::type;
-    *reinterpret_cast<Vector*>(hi + o) = *reinterpret_cast<const Vector*>(h);
-    if constexpr (!std::is_same<Src, __half>::value)
-      *reinterpret_cast<Vector*>(lo + o) = *reinterpret_cast<const Vector*>(l);
+  }
+}
+
+/// pack_kernel for an FP32 source whose K is contiguous already (16-byte-aligned columns of x,
+/// ld a multiple of 4): no transposition, so a thread streams four K positions at a time,
+/// kQuadsInFlight quads of them in flight, without shared memory. The tiled kernel, one 32 x 32
+/// tile in flight per block, moved 2.0 TB/s (136 us for a 65536 x 512 Y, the Gram matrix's packed
+/// operand, H100). Thread positions advance by (row, quad) steps: no 64-bit division in the loop.
+constexpr int kQuadsInFlight = 4;
+template <class Dst>
+__global__ void pack_contiguous_kernel(const float* x, index_t ld, index_t rows, index_t k, index_t rows_p,
+                                       index_t kp, Dst* hi, Dst* lo, const DevicePlan* plan, int scale_slot,
+                                       float lo_scale) {
+  if (!plan_chooses<Dst>(plan)) return;
+  const int scale = scale_slot == 0 ? plan->scale_a : plan->scale_b;
+  const index_t row_quads = kp / 4, stride = static_cast<index_t>(gridDim.x) * blockDim.x;
+  const index_t first = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
+  const index_t row_step = stride / row_quads, quad_step = stride % row_quads;
+  index_t r = first / row_quads, q = first % row_quads;
+  while (r < rows_p) {
+    float v[kQuadsInFlight][4];
+    index_t at[kQuadsInFlight];  // the quads' packed offsets, -1 past the end
+#pragma unroll
+    for (int u = 0; u < kQuadsInFlight; ++u) {
+      const index_t p = 4 * q;
+      const float* from = x + p + r * ld;
+      at[u] = r < rows_p ? r * kp + p : -1;
+      if (r < rows && p + 4 <= k) {
+        const float4 f = *reinterpret_cast<const float4*>(from);
+        v[u][0] = f.x, v[u][1] = f.y, v[u][2] = f.z, v[u][3] = f.w;
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[u][i] = r < rows && p + i < k ? from[i] : 0.0f;
+      }
+      q += quad_step, r += row_step;
+      if (q >= row_quads) q -= row_quads, ++r;
+    }
+#pragma unroll
+    for (int u = 0; u < kQuadsInFlight; ++u)
+      if (at[u] >= 0) split_four(v[u], scale, lo_scale, hi + at[u], lo + at[u]);
   }
 }
 
@@ -317,7 +363,12 @@ void pack(const TcOperand& x, bool as_b, index_t rows, index_t k, index_t rows_p
   const dim3 grid(static_cast<unsigned>(std::min<index_t>(tiles, 4096))), block(256);
   // op(A) is rows x k with A stored m x k (N) or k x m (T): "trans" means k is the contiguous index.
   const bool trans = as_b ? x.op == Op::N : x.op == Op::T;
-  if (x.fp16)
+  if (!x.fp16 && trans && reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.ld % 4 == 0) {
+    const index_t quads = rows_p * kp / 4;
+    const unsigned blocks = static_cast<unsigned>(std::min<index_t>((quads + 255) / 256, 8 * multiprocessors()));
+    pack_contiguous_kernel<T><<<blocks, 256, 0, s>>>(static_cast<const float*>(x.data), x.ld, rows, k, rows_p, kp,
+                                                      hi, lo, plan, scale_slot, lo_scale);
+  } else if (x.fp16)
     pack_kernel<__half, T><<<grid, block, 0, s>>>(static_cast<const __half*>(x.data), x.ld, trans, rows, k, kp,
                                                   row_tiles, hi, lo, plan, scale_slot, lo_scale);
   else
@@ -495,7 +546,7 @@ void tc_gemm_packed(const TcOperand& a, const TcOperand& b, index_t m, index_t n
 /// One FP32 operand streamed, the other packed, the wgmma kernel (compute 9.0). The streamed one is
 /// the FP32 operand, the larger of the two in TCEC; when it is B, the kernel computes C^T = op(B)^T op(A)^T.
 void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t n, index_t k, GemmArgs args,
-                      TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
+                      TensorCore tc, ProductReport* report, TcWorkspace& ws, cudaStream_t s, TcStructure structure) {
   const bool stream_b = a.slices == 1 && (a.fp16 || (!b.fp16 && n > m));
   const TcOperand& x = stream_b ? b : a;
   const TcOperand& p = stream_b ? a : b;
@@ -511,7 +562,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const bool x_k_major = stream_b ? x.op == Op::N : x.op == Op::T;
   const index_t slice_k = k / x.slices, slice_stride = x.slice_stride;
   StreamGemmArgs sa{nullptr, x_ld, x_k_major, x_rows, k, slice_k, slice_stride, nullptr, nullptr, p_rows_p, kp, kp, kp,
-                    stream_b, args, nullptr, {}};
+                    stream_b, structure.c_lower && !stream_b, structure.b_upper && !stream_b, args, nullptr, {}};
   sa.nonfinite = tc::nonfinite_state(ws.zeroed(tc::nonfinite_state_bytes(m, n, k), s), m, n, k);
   const std::size_t scratch_bytes = wgmma_gemm_scratch_bytes(sa);
   auto* base = static_cast<unsigned char*>(ws.get(2 * p_elems * sizeof(float) + x_copy_bytes + scratch_bytes));
@@ -562,7 +613,7 @@ bool tc_gemm_takes_slices(const TcOperand& a) {
 }
 
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
-             ProductReport* report, TcWorkspace& ws, cudaStream_t s) {
+             ProductReport* report, TcWorkspace& ws, cudaStream_t s, TcStructure structure) {
   const index_t m = c.rows(), n = c.cols();
   const index_t k = (a.op == Op::N ? a.cols : a.rows) * a.slices;
   require(a.slices == 1 || tc_gemm_takes_slices(a), "A.slices", a.slices, "need the wgmma kernel and aligned slices");
@@ -577,7 +628,7 @@ void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, Ma
   const index_t mp = round_up(m, kPadRows), np = round_up(n, kPadRows), kp = round_up(k, kPadK);
   const GemmArgs args{nullptr, nullptr, nullptr, nullptr, mp, np, kp, m, n, alpha, beta, c.data(), c.ld(), nullptr};
   if (choose_wgmma())
-    tc_gemm_streamed(a, b, m, n, k, args, tc, report, ws, s);
+    tc_gemm_streamed(a, b, m, n, k, args, tc, report, ws, s, structure);
   else
     tc_gemm_packed(a, b, m, n, k, args, tc, report, ws, s);
 }

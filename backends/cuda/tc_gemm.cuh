@@ -53,6 +53,17 @@ class TcWorkspace {
   std::size_t bytes_ = 0, zeroed_bytes_ = 0;
 };
 
+/// What a product may rely on to skip Tensor Core work; the wgmma kernel does where it does not
+/// compute C transposed (tc_gemm_streamed), the others compute the whole product.
+struct TcStructure {
+  /// The caller reads C's lower triangle alone (a Gram matrix): C's tiles with no element on or
+  /// below the diagonal may be skipped, and C above the diagonal is unspecified on return.
+  bool c_lower = false;
+  /// op(B) is upper triangular, zero below its diagonal (an inverse Cholesky factor): C's column
+  /// j sums K up to the end of its tile, past j only over those zeros.
+  bool b_upper = false;
+};
+
 /// Whether tc_gemm takes an A in slices (TcOperand::slices > 1) on the current device: on the
 /// wgmma kernel, A FP32, K per slice a multiple of 64, A and the slice stride 16-byte aligned.
 bool tc_gemm_takes_slices(const TcOperand& a);
@@ -61,8 +72,9 @@ bool tc_gemm_takes_slices(const TcOperand& a);
 /// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
 /// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
 /// Fills `report` when non-null (that waits for the plan, unless the report settles later).
+/// `structure` lets the product skip Tensor Core work (see TcStructure).
 void tc_gemm(const TcOperand& a, const TcOperand& b, float alpha, float beta, MatrixView<float> c, TensorCore tc,
-             ProductReport* report, TcWorkspace& ws, cudaStream_t stream);
+             ProductReport* report, TcWorkspace& ws, cudaStream_t stream, TcStructure structure = {});
 
 }  // namespace cuda
 }  // namespace randnla

@@ -90,6 +90,8 @@ struct StreamGemmArgs {
   index_t p_rows_p, p_k, p_ld;
   index_t kp;              ///< K rounded up to whole slices of the kernel
   bool transpose_c;
+  bool lower_tiles;        ///< only the tiles of C (or of its transpose) on or below the diagonal
+  bool p_upper;            ///< P upper triangular (P(j, q) = 0 for q > j): C's columns j need K up to j
   GemmArgs c_args;         ///< C, alpha, beta, its extents m x n, the plan (of P only)
   void* scratch;           ///< wgmma_gemm_scratch_bytes of device memory (null where those are 0)
   tc::NonfiniteState nonfinite;  ///< where the kernel leaves the elements that end Inf or NaN

@@ -83,7 +83,7 @@ __host__ __device__ inline index_t packed_rows_of(const StreamGemmArgs& args) {
 /// The kernel's tile order: kBM rows of X by BN rows of P (C's tiles, or its transpose's).
 template <int BN>
 __host__ __device__ TileOrder<kBM, BN> tile_order(const StreamGemmArgs& args) {
-  return TileOrder<kBM, BN>(args.rows, packed_rows_of(args));
+  return TileOrder<kBM, BN>(args.rows, packed_rows_of(args), args.lower_tiles);
 }
 
 template <class T, bool P_LO, int BN, bool K_MAJOR, bool SPLIT, bool SLICED_X>
@@ -109,6 +109,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int kb_begin = SPLIT ? part * all_slices / range.parts : 0;
   const int nk = SPLIT ? (part + 1) * all_slices / range.parts - kb_begin : all_slices;
   const int tiles = static_cast<int>(order.tiles());
+  // A whole tile's slices: all, or where P is upper triangular (p_upper: zero past row j of its
+  // column j), those up to the tile's last column.
+  auto slices_of = [&](int2 rc) {
+    return SPLIT || !args.p_upper ? nk : min(nk, ((rc.y + 1) * BN + kBK - 1) / kBK);
+  };
   const int first_tile = SPLIT ? tiles - range.tail + static_cast<int>(blockIdx.x) / range.parts : blockIdx.x;
   const int end_tile = SPLIT ? first_tile + 1 : tiles - range.tail;
   if (threadIdx.x == 0) {
@@ -141,8 +146,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     int it = 0;  // slices loaded so far, over all of this block's tiles: the stage and its phase
     for (int tile = first_tile; tile < end_tile; tile += gridDim.x) {
       const int2 rc = order(tile);
-      const int row0 = rc.x * kBM, col0 = rc.y * BN;
-      for (int kb = kb_begin; kb < kb_begin + nk; ++kb, ++it) {
+      const int row0 = rc.x * kBM, col0 = rc.y * BN, tile_nk = slices_of(rc);
+      for (int kb = kb_begin; kb < kb_begin + tile_nk; ++kb, ++it) {
         const int s = it % Tl::kStages;
         mbar_wait(&consumed[s], (it / Tl::kStages) & 1);
         mbar_expect_tx(&loaded[s], Tl::kStreamBytes + kPackedTile * (P_LO ? 2 : 1));
@@ -190,6 +195,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int e = 0; e < 4; ++e) fresh_x[e] = 0.0f;
   int it0 = 0;  // slices consumed before this tile (the producer's count): stage and phase of slice kb
+  int tile_nk = nk;  // this tile's slices (slices_of)
   // One slice's A fragments and row unscales, ready for the Tensor Core.
   struct Split {
     std::uint32_t hi[Fr::kSteps][4], lo[Fr::kSteps][4];
@@ -250,14 +256,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int ks = 0; ks < Fr::kSteps; ++ks) mma(cur.hi[ks], p_hi + 2 * ks, 1);
     wgmma_commit();
-    if (kb + 1 < nk) prepare(kb + 1, next);
+    if (kb + 1 < tile_nk) prepare(kb + 1, next);
     // Reading an accumulator while any wgmma is in flight serialises every wgmma (ptxas C7514).
     wgmma_wait_all();
     if (tid == 0) mbar_arrive(&consumed[(it0 + kb) % Tl::kStages]);
     float w[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (kb + 1 < nk ? next.unscale[h] : 0.0f);
+      w[h] = kOdd ? -cur.unscale[h] : cur.unscale[h] + (kb + 1 < tile_nk ? next.unscale[h] : 0.0f);
 #pragma unroll
     for (int e = 0; e < kAcc; ++e) main_acc[e] = __fmaf_rn(fresh[e], w[(e >> 1) & 1], main_acc[e]);
     if (Tl::kExtraN8) {
@@ -267,15 +273,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   Split even, odd;  // two sets of fragments, in alternate roles: unrolled by two, no copies
   const float unscale_p = plan_unscale<T>(args.c_args.plan);
-  for (int tile = first_tile; tile < end_tile; tile += gridDim.x, it0 += nk) {
+  for (int tile = first_tile; tile < end_tile; tile += gridDim.x, it0 += tile_nk) {
+    tile_nk = slices_of(order(tile));
 #pragma unroll
     for (int e = 0; e < kAcc; ++e) main_acc[e] = 0.0f;
 #pragma unroll
     for (int e = 0; e < 4; ++e) main_x[e] = 0.0f;
-    if (nk > 0) prepare(0, even);
-    for (int kb = 0; kb < nk; kb += 2) {
+    if (tile_nk > 0) prepare(0, even);
+    for (int kb = 0; kb < tile_nk; kb += 2) {
       step(std::false_type(), kb, even, odd);
-      if (kb + 1 < nk) step(std::true_type(), kb + 1, odd, even);
+      if (kb + 1 < tile_nk) step(std::true_type(), kb + 1, odd, even);
     }
 
     if constexpr (SPLIT) {

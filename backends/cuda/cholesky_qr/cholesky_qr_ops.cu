@@ -35,11 +35,12 @@ namespace {
 
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
-  CholeskyQrKernels(int device, cudaStream_t stream, cublasHandle_t blas)
+  CholeskyQrKernels(int device, cudaStream_t stream, cublasHandle_t blas, TcWorkspace& products)
       : CholeskyQrOps(MemorySpace::Device),
         device_(device),
         stream_(stream),
         blas_(blas),
+        products_(products),
         slots_(std::make_shared<PinnedSlots>(device, std::max(sizeof(FusedCholeskyQrStatus), sizeof(double)))) {}
 
   index_t fused_max_columns() const override { return kFusedCholeskyQrMaxColumns; }
@@ -48,11 +49,13 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   /// (perf_tests/results/bench_qr.md).
   bool fused_preferred(index_t /*m*/, index_t n) const override { return n <= fused_max_columns(); }
   index_t inverse_cholesky_max_order() const override { return kInverseCholeskyMaxOrder; }
-  /// Past the fused path's widths, up to the inverse Cholesky kernel's order: Auto at 65536 x 512
-  /// took 1.276 ms against the FP64 path's 2.813 before, at 65536 x 128 0.394 against 0.510
-  /// (perf_tests/results/bench_qr.md).
+  /// Past the fused path's widths, up to the inverse Cholesky kernel's order and the probe's width:
+  /// Auto at 65536 x 512 took 0.906 ms against the FP64 path's 1.746, at 65536 x 128 0.307 against
+  /// 0.442 (perf_tests/results/bench_qr.md).
   bool split_preferred(index_t m, index_t n) const override {
-    return n > fused_max_columns() && n <= kInverseCholeskyMaxOrder && m >= 4 * n;
+    const DeviceScope scope(device_);
+    return n > fused_max_columns() && n <= kInverseCholeskyMaxOrder && n <= orthogonality_probe_max_columns() &&
+           m >= 4 * n;
   }
   index_t orthogonality_probe_workspace(index_t /*m*/, index_t n, index_t s) const override {
     const DeviceScope scope(device_);
@@ -87,10 +90,24 @@ class CholeskyQrKernels final : public CholeskyQrOps {
       return *static_cast<const volatile int*>(slot->data);
     };
   }
-  double do_orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
-                                MatrixView<double> work) override {
-    require(w.cols() <= kMaxProbeColumns, "W.cols", w.cols(), "must be <= " + std::to_string(kMaxProbeColumns));
+  /// The Tensor Core product's tiles on or below the diagonal alone: 10 of 16 at n = 512.
+  void do_split_gram(MatrixView<const float> y, MatrixView<float> g) override {
     const DeviceScope scope(device_);
+    const TcOperand yt{y.data(), y.rows(), y.cols(), y.ld(), Op::T, false}, yn{y.data(), y.rows(), y.cols(), y.ld()};
+    tc_gemm(yt, yn, 1.0f, 0.0f, g, TensorCore::Auto, nullptr, products_, stream_, TcStructure{true, false});
+  }
+  /// The Tensor Core product's K for C's column tile J up to J's last column: 5/8 of the work at n = 512.
+  void do_split_multiply_upper_triangular(MatrixView<const float> y, MatrixView<const float> r,
+                                          MatrixView<float> q) override {
+    const DeviceScope scope(device_);
+    const TcOperand yn{y.data(), y.rows(), y.cols(), y.ld()}, rn{r.data(), r.rows(), r.cols(), r.ld()};
+    tc_gemm(yn, rn, 1.0f, 0.0f, q, TensorCore::Auto, nullptr, products_, stream_, TcStructure{false, true});
+  }
+  double do_orthogonality_probe(MatrixView<const float> w, MatrixView<const float> omega, MatrixView<float> copy_to,
+                                MatrixView<double> work) override {
+    const DeviceScope scope(device_);
+    const index_t widest = orthogonality_probe_max_columns();
+    require(w.cols() <= widest, "W.cols", w.cols(), "must be <= " + std::to_string(widest) + " on this device");
     std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
     queue_orthogonality_probe(w, omega, copy_to, work.data(), static_cast<double*>(slot->device_data), stream_);
     RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
@@ -119,13 +136,15 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   int device_;
   cudaStream_t stream_;
   cublasHandle_t blas_;  // the backend's, on stream_
+  TcWorkspace& products_;
   std::shared_ptr<PinnedSlots> slots_;  // where the verdicts land
 };
 
 }  // namespace
 
-std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas) {
-  return std::make_shared<CholeskyQrKernels>(device, stream, blas);
+std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas,
+                                                    TcWorkspace& products) {
+  return std::make_shared<CholeskyQrKernels>(device, stream, blas, products);
 }
 
 }  // namespace cuda

@@ -6,13 +6,16 @@
 
 #include <memory>
 
+#include "cuda/tc_gemm.cuh"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 
 namespace randnla {
 namespace cuda {
 
-/// The CholeskyQR operations on `device`, queued on `stream` (`blas`: a cuBLAS handle on it).
-std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas);
+/// The CholeskyQR operations on `device`, queued on `stream` (`blas`: a cuBLAS handle on it; `products`:
+/// the backend's Tensor Core product workspace, which must outlive them).
+std::shared_ptr<CholeskyQrOps> make_cholesky_qr_ops(int device, cudaStream_t stream, cublasHandle_t blas,
+                                                    TcWorkspace& products);
 
 }  // namespace cuda
 }  // namespace randnla

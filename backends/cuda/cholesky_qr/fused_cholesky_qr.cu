@@ -16,8 +16,10 @@
 #include <mutex>
 #include <utility>
 
+#include "cuda/cp_async.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/kernel_config.cuh"
+#include "cuda/tc/mma_f64.cuh"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 
 namespace randnla {
@@ -33,6 +35,7 @@ constexpr int kThreads = 256, kWarps = kThreads / 32, kMaxColumns = kFusedCholes
 constexpr int kWarpPitch = 36;
 
 using Status = FusedCholeskyQrStatus;
+using tc::mma_f64;
 
 /// G's upper triangle is summed in 16 x 8 tiles (the FP64 Tensor Cores' m16n8k8 products): tile
 /// (I, J) holds rows 16 I ... 16 I + 15 and columns 8 J ... 8 J + 7 of G, J >= 2 I, J < nb. The
@@ -86,9 +89,7 @@ __device__ void stage_rows(float* rows, const float* y, index_t ld, index_t row0
     for (int c0 = 0; c0 < N; c0 += 4) {
       const int c = c0 + lane / 8;
       if (c >= n) continue;
-      const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + 4 * q));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(target),
-                   "l"(valid > 0 ? y + first + c * ld : y), "r"(4 * valid));
+      cp_async<16>(rows + c * kWarpPitch + 4 * q, valid > 0 ? y + first + c * ld : y, 4 * valid);
     }
   } else {
     const index_t row = row0 + lane;
@@ -96,12 +97,10 @@ __device__ void stage_rows(float* rows, const float* y, index_t ld, index_t row0
 #pragma unroll
     for (int c = 0; c < N; ++c) {
       if (c >= n) continue;
-      const auto target = static_cast<unsigned>(__cvta_generic_to_shared(rows + c * kWarpPitch + lane));
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(target), "l"(inside ? y + row + c * ld : y),
-                   "r"(inside ? 4 : 0));
+      cp_async<4>(rows + c * kWarpPitch + lane, inside ? y + row + c * ld : y, inside ? 4 : 0);
     }
   }
-  asm volatile("cp.async.commit_group;");
+  cp_async_commit();
 }
 
 /// The warp's 32 rows (n columns, from `row0`, before `end`) back to Y; `vector` as for stage_rows.
@@ -132,30 +131,8 @@ __device__ void store_rows(const float* rows, float* y, index_t ld, index_t row0
 /// Waits for the rows staged before the last stage_rows (`pending` = 1) or for all (0).
 template <int pending>
 __device__ void wait_for_rows() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(pending));
+  cp_async_wait<pending>();
   __syncwarp();
-}
-
-/// d += a b on the FP64 Tensor Cores, a 16 x 8 by 8 x 8 product. With g = lane / 4, t = lane % 4:
-/// a = a[g][t], a[g + 8][t], a[g][t + 4], a[g + 8][t + 4]; b = b[t][g], b[t + 4][g]; d = d[g][2 t],
-/// d[g][2 t + 1], d[g + 8][2 t], d[g + 8][2 t + 1]. On sm_90, one PTX mma.m16n8k8 .f64 (twice the
-/// rate of m8n8k4 on the H100); before, four m8n8k4, whose fragments are these quarters.
-__device__ void mma_f64(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-#else
-#pragma unroll
-  for (int half = 0; half < 2; ++half)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                   : "+d"(d[2 * half]), "+d"(d[2 * half + 1])
-                   : "d"(a[half + 2 * h]), "d"(b[h]));
-#endif
 }
 
 /// acc[t] += the products of the warp's 32 rows (in `rows`, column by column) for the t-th tile of

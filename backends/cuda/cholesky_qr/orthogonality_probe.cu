@@ -5,96 +5,177 @@
 #include "orthogonality_probe.cuh"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "cuda/cp_async.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/for_each.cuh"
+#include "cuda/kernel_config.cuh"
+#include "cuda/tc/mma_f64.cuh"
 
 namespace randnla {
 namespace cuda {
 namespace {
 
-constexpr int kProbeThreads = 512;
-constexpr int kChunkRows = 32;  // rows of W a block holds in shared memory at a time
-constexpr int kParts = 8;       // the column ranges of the chunk's W Omega, a warp each
-constexpr int kS = static_cast<int>(kMaxOrthogonalityProbes);
-constexpr int kMaxColumnsPerThread = static_cast<int>(kMaxProbeColumns) / kProbeThreads;
+constexpr int kProbeThreads = 512, kWarps = kProbeThreads / 32;
+constexpr int kChunkRows = 16;  // W's rows per chunk: one m16 tile of Z = W Omega
+// A staged column's pitch, 80 bytes: 16-byte copies, and 20 g mod 32 puts the eight lane groups
+// of a W^T fragment on distinct banks (W's fragments meet two-way conflicts on four lanes).
+constexpr int kPitch = 20;
+constexpr int kS = static_cast<int>(kMaxOrthogonalityProbes);  // Z's n8 columns
+constexpr int kZ = kChunkRows * kS;                              // Z's entries
+constexpr int kMaxTilesPerWarp = static_cast<int>(kMaxProbeColumns) / 16 / kWarps;
 
-/// Per block b: partials[b] (n x kS, column-major) = the sum over its chunks of rows of W^T (W
-/// Omega), every product in FP64. Persistent blocks take chunks of kChunkRows rows in turn; a
-/// chunk sits in shared memory (padded: conflict-free by rows and by columns) while Z = W Omega
-/// is formed for its rows (a thread per row and eighth of the columns, all probes at once), then
-/// W^T Z is added into registers (a thread per column). Each entry of W read from shared memory
-/// feeds all eight probes' FMAs: one read per FMA held the kernel to the shared-memory bandwidth
-/// (0.40 ms at 65536 x 512 on the H100). W is read once from memory, and copied into `copy_to` on
-/// the way where that is not empty.
-__global__ void __launch_bounds__(kProbeThreads) probe_kernel(MatrixView<const float> w, MatrixView<const double> omega,
-                                                              MatrixView<float> copy_to, double* partials) {
-  extern __shared__ double smem[];
-  const index_t m = w.rows(), chunks = (m + kChunkRows - 1) / kChunkRows;
-  const int n = static_cast<int>(w.cols()), s = static_cast<int>(omega.cols()), t = threadIdx.x;
-  double* om = smem;                                           // om[j * kS + p]
-  double* zp = om + n * kS;                                    // zp[(part * kS + p) * kChunkRows + r]
-  double* zc = zp + kParts * kS * kChunkRows;                  // zc[r * kS + p]
-  float* wc = reinterpret_cast<float*>(zc + kS * kChunkRows);  // wc[j * (kChunkRows + 1) + r]
-  for (int e = t; e < n * kS; e += kProbeThreads) om[e] = e % kS < s ? at(omega, e / kS, e % kS) : 0.0;
-  const int r = t % kChunkRows, part = t / kChunkRows;
-  const int per_part = (n + kParts - 1) / kParts, j_begin = part * per_part, j_end = min(n, j_begin + per_part);
-  double acc[kMaxColumnsPerThread][kS] = {};
-  for (index_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-    const index_t r0 = chunk * kChunkRows;
-    const int rows = static_cast<int>(min(static_cast<index_t>(kChunkRows), m - r0));
-    __syncthreads();  // Omega in place; the previous chunk's reads done
-#pragma unroll 8
-    for (int e = t; e < kChunkRows * n; e += kProbeThreads) {
-      const int i = e % kChunkRows, j = e / kChunkRows;
-      float x = 0.0f;
-      if (i < rows) {
-        x = at(w, r0 + i, j);
-        if (!copy_to.empty()) at(copy_to, r0 + i, j) = x;
-      }
-      wc[j * (kChunkRows + 1) + i] = x;
-    }
-    __syncthreads();
-    if (part < kParts) {
-      double z[kS] = {};
-      for (int j = j_begin; j < j_end; ++j) {
-        const double x = wc[j * (kChunkRows + 1) + r];
-#pragma unroll
-        for (int q = 0; q < kS; ++q) z[q] = fma(x, om[j * kS + q], z[q]);
-      }
-#pragma unroll
-      for (int q = 0; q < kS; ++q) zp[(part * kS + q) * kChunkRows + r] = z[q];
-    }
-    __syncthreads();
-    if (t < kS * kChunkRows) {
-      const int q = t / kChunkRows;
-      double sum = 0.0;
-      for (int k = 0; k < kParts; ++k) sum += zp[(k * kS + q) * kChunkRows + r];
-      zc[r * kS + q] = sum;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int c = 0; c < kMaxColumnsPerThread; ++c) {
-      const int j = t + c * kProbeThreads;
-      if (j >= n) break;
-      for (int i = 0; i < kChunkRows; ++i) {
-        const double x = wc[j * (kChunkRows + 1) + i];
-#pragma unroll
-        for (int q = 0; q < kS; ++q) acc[c][q] = fma(x, zc[i * kS + q], acc[c][q]);
-      }
-    }
+using tc::mma_f64;
+
+/// W's columns rounded up to whole 16-column tiles (the padding zero in shared memory).
+__host__ __device__ int padded_columns(index_t n) { return static_cast<int>((n + 15) / 16 * 16); }
+
+/// Shared memory of probe_kernel<stages> for an n-column W.
+int probe_shared_bytes(index_t n, int stages) {
+  const int np = padded_columns(n);
+  return static_cast<int>((kWarps + 1) * kZ * sizeof(double) + (np * kS + stages * np * kPitch) * sizeof(float));
+}
+
+/// Chunk `index` of W (rows from index * kChunkRows, zeros past W's end) queued into `chunk`,
+/// column j at j * kPitch, V rows (4 or 16 bytes) a copy: thread t copies rows V (t % (kChunkRows /
+/// V)) ... of every (kProbeThreads V / kChunkRows)-th column. Past the last chunk, an empty group
+/// (every thread's waits count alike).
+template <int V>
+__device__ void stage_chunk(MatrixView<const float> w, index_t index, float* chunk) {
+  constexpr int kParts = kChunkRows / V, kStep = kProbeThreads / kParts;
+  const int part = threadIdx.x % kParts;
+  const index_t row = index * kChunkRows + V * part;
+  if (index * kChunkRows < w.rows()) {
+    const int valid = static_cast<int>(row >= w.rows() ? 0 : min(static_cast<index_t>(V), w.rows() - row));
+    for (int j = threadIdx.x / kParts; j < w.cols(); j += kStep)
+      cp_async<4 * V>(chunk + j * kPitch + V * part, valid > 0 ? &at(w, row, j) : w.data(), 4 * valid);
   }
-  double* mine = partials + static_cast<index_t>(blockIdx.x) * n * kS;
-#pragma unroll
-  for (int c = 0; c < kMaxColumnsPerThread; ++c) {
-    const int j = t + c * kProbeThreads;
-    if (j >= n) break;
-    for (int q = 0; q < kS; ++q) mine[j + q * n] = acc[c][q];
+  cp_async_commit();
+}
+
+/// The chunk's rows of W (those before row m) from shared memory into `to`, from row r0, V rows a
+/// store, threads as in stage_chunk.
+template <int V>
+__device__ void copy_chunk(const float* chunk, MatrixView<float> to, index_t r0) {
+  constexpr int kParts = kChunkRows / V, kStep = kProbeThreads / kParts;
+  const int part = threadIdx.x % kParts;
+  const index_t row = r0 + V * part;
+  if (row >= to.rows()) return;
+  const bool whole = row + V <= to.rows();
+  for (int j = threadIdx.x / kParts; j < to.cols(); j += kStep) {
+    const float* from = chunk + j * kPitch + V * part;
+    if (V == 4 && whole)
+      *reinterpret_cast<float4*>(&at(to, row, j)) = *reinterpret_cast<const float4*>(from);
+    else
+      for (int v = 0; v < V && row + v < to.rows(); ++v) at(to, row + v, j) = from[v];
   }
 }
 
+/// Whether V = 4 rows make 16-byte-aligned copies in x.
+bool four_rows_aligned(const float* x, index_t ld) {
+  return reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && ld % 4 == 0;
+}
+
+/// Per block b: partials[b] (n x kS, column-major) = the sum over its chunks of rows of W^T (W
+/// Omega), on the FP64 Tensor Cores (exact products of the FP32 entries, FP64 sums). Persistent
+/// blocks take chunks of kChunkRows rows in turn from a ring of `stages` in shared memory, the next
+/// stages - 1 on their way (cp.async) while the block works on the current one: Z = W Omega for
+/// the chunk (the warps share out its K = n, their sums then added), then W^T Z added into each
+/// warp's accumulators (16 columns of W a tile). W is read once from memory, and copied into
+/// `copy_to` on the way where that is not empty. With each entry's FP64 FMAs on the CUDA cores,
+/// fed from shared memory, the kernel was load-bound (0.19 ms at 65536 x 512 on the H100, against
+/// 0.04 ms for reading W once); with one chunk in flight, latency-bound (0.13 ms).
+template <int stages>
+__global__ void __launch_bounds__(kProbeThreads) probe_kernel(MatrixView<const float> w, MatrixView<const float> omega,
+                                                              MatrixView<float> copy_to, bool w_aligned,
+                                                              bool copy_aligned, double* partials) {
+  extern __shared__ double smem[];
+  const index_t m = w.rows(), chunks = (m + kChunkRows - 1) / kChunkRows;
+  const int n = static_cast<int>(w.cols()), np = padded_columns(n), s = static_cast<int>(omega.cols());
+  const int t = threadIdx.x, warp = t / 32, g = t % 32 / 4, c = t % 4;
+  double* zp = smem;                              // zp[warp * kZ + r * kS + q]: a warp's share of Z
+  double* zc = zp + kWarps * kZ;                  // zc[r * kS + q]: Z
+  float* om = reinterpret_cast<float*>(zc + kZ);  // om[j * kS + q]: Omega, zero-padded
+  float* ring = om + np * kS;                     // `stages` chunks of np columns
+  for (int e = t; e < np * kS; e += kProbeThreads)
+    om[e] = e / kS < n && e % kS < s ? at(omega, e / kS, e % kS) : 0.0f;
+  const int pad = (np - n) * kPitch;
+  for (int e = t; e < stages * pad; e += kProbeThreads) ring[(e / pad) * np * kPitch + n * kPitch + e % pad] = 0.0f;
+  double acc[kMaxTilesPerWarp][4] = {};
+  auto stage = [&](index_t index, int to_slot) {
+    float* chunk = ring + to_slot * np * kPitch;
+    w_aligned ? stage_chunk<4>(w, index, chunk) : stage_chunk<1>(w, index, chunk);
+  };
+  for (int k = 0; k < stages - 1; ++k) stage(blockIdx.x + k * index_t{gridDim.x}, k);
+  int slot = 0;
+  for (index_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x, slot = (slot + 1) % stages) {
+    const index_t r0 = chunk * kChunkRows;
+    const float* wc = ring + slot * np * kPitch;
+    // The slot the previous chunk used, free since the barrier that ended its work.
+    stage(chunk + (stages - 1) * index_t{gridDim.x}, (slot + stages - 1) % stages);
+    cp_async_wait<stages - 1>();
+    __syncthreads();  // the chunk (and Omega, the padding) in place for every thread
+    if (!copy_to.empty()) copy_aligned ? copy_chunk<4>(wc, copy_to, r0) : copy_chunk<1>(wc, copy_to, r0);
+    double z[4] = {};
+    for (int k0 = 8 * warp; k0 < np; k0 += 8 * kWarps) {
+      const float* col = wc + (k0 + c) * kPitch + g;
+      const double a[4] = {col[0], col[8], col[4 * kPitch], col[4 * kPitch + 8]};
+      const double b[2] = {om[(k0 + c) * kS + g], om[(k0 + c + 4) * kS + g]};
+      mma_f64(z, a, b);
+    }
+    double* mine = zp + warp * kZ;
+    mine[g * kS + 2 * c] = z[0], mine[g * kS + 2 * c + 1] = z[1];
+    mine[(g + 8) * kS + 2 * c] = z[2], mine[(g + 8) * kS + 2 * c + 1] = z[3];
+    __syncthreads();
+    if (t < kZ) {
+      double sum = 0.0;
+#pragma unroll
+      for (int v = 0; v < kWarps; ++v) sum += zp[v * kZ + t];
+      zc[t] = sum;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kMaxTilesPerWarp; ++k) {
+      const int j0 = 16 * (warp + k * kWarps);
+      if (j0 >= np) break;
+      const float* col = wc + (j0 + g) * kPitch + c;
+#pragma unroll
+      for (int i0 = 0; i0 < kChunkRows; i0 += 8) {
+        const double a[4] = {col[i0], col[8 * kPitch + i0], col[i0 + 4], col[8 * kPitch + i0 + 4]};
+        const double b[2] = {zc[(i0 + c) * kS + g], zc[(i0 + c + 4) * kS + g]};
+        mma_f64(acc[k], a, b);
+      }
+    }
+    __syncthreads();  // the chunk and Z read before they are overwritten
+  }
+  cp_async_wait<0>();  // no copy left in flight into a block that has ended
+  double* mine = partials + static_cast<index_t>(blockIdx.x) * n * kS;
+#pragma unroll
+  for (int k = 0; k < kMaxTilesPerWarp; ++k) {
+    const int j = 16 * (warp + k * kWarps) + g;
+    if (j >= np) break;
+    if (j < n) mine[j + 2 * c * n] = acc[k][0], mine[j + (2 * c + 1) * n] = acc[k][1];
+    if (j + 8 < n) mine[j + 8 + 2 * c * n] = acc[k][2], mine[j + 8 + (2 * c + 1) * n] = acc[k][3];
+  }
+}
+
+/// The probe kernel with the most stages (up to four) whose shared memory fits a block.
+template <int stages>
+void launch_probe_kernel(MatrixView<const float> w, MatrixView<const float> omega, MatrixView<float> copy_to,
+                         double* work, cudaStream_t stream) {
+  const int most = shared_memory_per_block();
+  if constexpr (stages > 2) {
+    if (probe_shared_bytes(w.cols(), stages) > most) return launch_probe_kernel<stages - 1>(w, omega, copy_to, work, stream);
+  }
+  allow_dynamic_shared_memory(probe_kernel<stages>, most);
+  probe_kernel<stages><<<multiprocessors(), kProbeThreads, probe_shared_bytes(w.cols(), stages), stream>>>(
+      w, omega, copy_to, four_rows_aligned(w.data(), w.ld()), four_rows_aligned(copy_to.data(), copy_to.ld()), work);
+  RANDNLA_CUDA_LAUNCH("orthogonality probe");
+}
+
 /// squares[e] = (sum_b partials[b][e] - Omega[e])^2 for the n x s entries: a thread per entry.
-__global__ void sum_partials_kernel(const double* partials, int blocks, MatrixView<const double> omega,
+__global__ void sum_partials_kernel(const double* partials, int blocks, MatrixView<const float> omega,
                                     double* squares) {
   const index_t n = omega.rows(), e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
   if (e >= n * omega.cols()) return;
@@ -120,17 +201,18 @@ __global__ void __launch_bounds__(kProbeThreads) residual_kernel(const double* s
 
 }  // namespace
 
+index_t orthogonality_probe_max_columns() {
+  const index_t fixed = probe_shared_bytes(0, 2), per_column = (probe_shared_bytes(16, 2) - fixed) / 16;
+  return std::min(kMaxProbeColumns, (shared_memory_per_block() - fixed) / per_column / 16 * 16);
+}
+
 index_t orthogonality_probe_workspace(index_t n, index_t /*s*/) { return n * kS * (multiprocessors() + 1); }
 
-void queue_orthogonality_probe(MatrixView<const float> w, MatrixView<const double> omega, MatrixView<float> copy_to,
+void queue_orthogonality_probe(MatrixView<const float> w, MatrixView<const float> omega, MatrixView<float> copy_to,
                                double* work, double* sum_of_squares, cudaStream_t stream) {
   const index_t n = w.cols();
   const int blocks = multiprocessors();
-  const int bytes =
-      static_cast<int>((n + (kParts + 1) * kChunkRows) * kS * sizeof(double) + n * (kChunkRows + 1) * sizeof(float));
-  RANDNLA_CUDA(cudaFuncSetAttribute(probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  probe_kernel<<<blocks, kProbeThreads, bytes, stream>>>(w, omega, copy_to, work);
-  RANDNLA_CUDA_LAUNCH("orthogonality probe");
+  launch_probe_kernel<4>(w, omega, copy_to, work, stream);
   double* squares = work + static_cast<index_t>(blocks) * n * kS;
   const index_t count = n * omega.cols();
   sum_partials_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(work, blocks, omega, squares);

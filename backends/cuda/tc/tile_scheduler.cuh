@@ -22,16 +22,38 @@ namespace tc {
 /// tiles, each band column by column, so that the tiles in flight at once (one per SM) share a few
 /// row panels of one operand and a few column panels of the other in L2 instead of all of the
 /// second's panels (an 8192 x 8192 FP16 operand, 128 MB, would otherwise cross device memory with
-/// every wave of 132 tiles).
+/// every wave of 132 tiles). With `lower`, only the tiles that hold an element on or below the
+/// diagonal, column by column (a Gram matrix's lower triangle: a few tiles, no bands needed).
 template <int BM, int BN>
 struct TileOrder {
   static constexpr int kBandRows = 8;
   int row_tiles, col_tiles;
-  __host__ __device__ TileOrder(index_t rows, index_t cols)
-      : row_tiles(static_cast<int>((rows + BM - 1) / BM)), col_tiles(static_cast<int>((cols + BN - 1) / BN)) {}
-  __host__ __device__ index_t tiles() const { return index_t{row_tiles} * col_tiles; }
+  bool lower;
+  __host__ __device__ TileOrder(index_t rows, index_t cols, bool lower_only = false)
+      : row_tiles(static_cast<int>((rows + BM - 1) / BM)),
+        col_tiles(static_cast<int>((cols + BN - 1) / BN)),
+        lower(lower_only) {}
+  /// The first row tile of column tile j that reaches the diagonal (its last row at or below j's
+  /// first column).
+  __host__ __device__ int first_lower_row(int j) const {
+    const index_t first = index_t{j} * BN / BM;
+    return first < row_tiles ? static_cast<int>(first) : row_tiles;
+  }
+  __host__ __device__ index_t tiles() const {
+    if (!lower) return index_t{row_tiles} * col_tiles;
+    index_t count = 0;
+    for (int j = 0; j < col_tiles; ++j) count += row_tiles - first_lower_row(j);
+    return count;
+  }
   /// (row tile, column tile) of the tile taken t-th.
   __device__ int2 operator()(int t) const {
+    if (lower) {
+      for (int j = 0;; ++j) {
+        const int first = first_lower_row(j), count = row_tiles - first;
+        if (t < count) return make_int2(first + t, j);
+        t -= count;
+      }
+    }
     const int band = t / (kBandRows * col_tiles), first = band * kBandRows;
     const int rows = min(kBandRows, row_tiles - first), in_band = t - band * kBandRows * col_tiles;
     return make_int2(first + in_band % rows, in_band / rows);
