@@ -60,7 +60,8 @@ struct TcStructure {
   /// below the diagonal may be skipped, and C above the diagonal is unspecified on return.
   bool c_lower = false;
   /// op(B) is upper triangular, zero below its diagonal (an inverse Cholesky factor): C's column
-  /// j sums K up to the end of its tile, past j only over those zeros.
+  /// j sums K up to the end of its tile, past j only over those zeros (so, as in trmm, an Inf or
+  /// NaN of op(A) past the tile does not reach column j).
   bool b_upper = false;
 };
 
