@@ -55,18 +55,23 @@ inline int blas_int(index_t v, const char* name) {
 namespace randnla {
 namespace cuda {
 
-/// The current device's SM count (persistent grids are sized by it).
-inline int multiprocessors() {
-  int device = 0, count = 0;
+/// The device the calling thread works on.
+inline int current_device() {
+  int device = 0;
   RANDNLA_CUDA(cudaGetDevice(&device));
+  return device;
+}
+
+/// A device's SM count (persistent grids are sized by it).
+inline int multiprocessors(int device = current_device()) {
+  int count = 0;
   RANDNLA_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
   return count;
 }
 
-/// The most shared memory a block of the current device may opt in to.
-inline int shared_memory_per_block() {
-  int device = 0, bytes = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+/// The most shared memory a block of a device may opt in to.
+inline int shared_memory_per_block(int device = current_device()) {
+  int bytes = 0;
   RANDNLA_CUDA(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return bytes;
 }

@@ -20,8 +20,7 @@ namespace cuda {
 inline void configure_once(const void* kernel, const std::function<void()>& configure) {
   static std::mutex mutex;
   static std::set<std::pair<const void*, int>> configured;
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   std::lock_guard<std::mutex> lock(mutex);
   if (configured.count({kernel, device}) != 0) return;
   configure();

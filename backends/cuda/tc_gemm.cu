@@ -397,8 +397,7 @@ void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, const tc::No
 /// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
 /// | auto (unset: auto) overrides, so the sm_80 kernel can be tested and compared on a Hopper GPU.
 bool choose_wgmma() {
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   const char* env = std::getenv("RANDNLA_TC_KERNEL");
   const std::string forced = env ? env : "auto";
   require(forced == "auto" || forced == "mma" || forced == "wgmma", "RANDNLA_TC_KERNEL", forced,

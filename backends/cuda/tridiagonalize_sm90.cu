@@ -102,18 +102,11 @@ std::size_t smem_bytes(int n, int cluster) {
   return tri::panel_doubles(tri::slice(n, rows_per_block(n, cluster), 0)) * sizeof(double);
 }
 
-int optin_smem(int device) {
-  int bytes = 0;
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return bytes;
-}
-
 cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s, cudaLaunchAttribute& attribute) {
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   configure_once(reinterpret_cast<const void*>(tridiagonalize_kernel), [&] {  // the largest any order needs
     RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      optin_smem(device)));
+                                      shared_memory_per_block(device)));
     RANDNLA_CUDA(cudaFuncSetAttribute(tridiagonalize_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   });
   cudaLaunchConfig_t config{};
@@ -135,7 +128,7 @@ cudaLaunchConfig_t launch_config(int cluster, std::size_t bytes, cudaStream_t s,
 /// (perf_tests/results/bench_dense_parts.md).
 int cluster_size(int n, int device) {
   for (int c : kClusterSizes)
-    if (smem_bytes(n, c) <= static_cast<std::size_t>(optin_smem(device))) return c;
+    if (smem_bytes(n, c) <= static_cast<std::size_t>(shared_memory_per_block(device))) return c;
   return 0;
 }
 
@@ -156,7 +149,7 @@ int tridiagonalize_max_order(int device) {
   RANDNLA_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   RANDNLA_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (major != 9 || minor != 0) return 0;
-  const auto optin = static_cast<std::size_t>(optin_smem(device));
+  const auto optin = static_cast<std::size_t>(shared_memory_per_block(device));
   int best = 0;
   for (int c : kClusterSizes) {
     int n = 2;
@@ -168,8 +161,7 @@ int tridiagonalize_max_order(int device) {
 
 void launch_tridiagonalize(const double* g, index_t ldg, int n, double* d, double* e, double* v, index_t ldv,
                            double* tau, int* exponent, int* status, cudaStream_t s) {
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   const int cluster = cluster_size(n, device);
   require(n >= 3 && cluster != 0, "n", n, "is outside the cluster tridiagonalisation's range");
   cudaLaunchAttribute attribute{};

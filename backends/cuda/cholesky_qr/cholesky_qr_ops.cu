@@ -84,11 +84,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
     const DeviceScope scope(device_);
     std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
     cuda::queue_inverse_cholesky_factor(g, rinv, work.data(), static_cast<int*>(slot->device_data), stream_);
-    RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
-    return [slot] {
-      wait_written(*slot);
-      return *static_cast<const volatile int*>(slot->data);
-    };
+    return reader<int>(slot);
   }
   /// The Tensor Core product's tiles on or below the diagonal alone: 10 of 16 at n = 512.
   void do_split_gram(MatrixView<const float> y, MatrixView<float> g) override {
@@ -110,9 +106,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
     require(w.cols() <= widest, "W.cols", w.cols(), "must be <= " + std::to_string(widest) + " on this device");
     std::shared_ptr<PinnedSlots::Slot> slot = slots_->take();
     queue_orthogonality_probe(w, omega, copy_to, work.data(), static_cast<double*>(slot->device_data), stream_);
-    RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
-    wait_written(*slot);
-    return *static_cast<const volatile double*>(slot->data);
+    return reader<double>(slot)();
   }
   void do_equilibrate(MatrixView<double> g, MatrixView<double> d) override {
     const DeviceScope scope(device_);
@@ -133,6 +127,16 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   }
 
  private:
+  /// The value a kernel queued before this call writes into `slot`, read once the stream gets there.
+  template <class T>
+  std::function<T()> reader(std::shared_ptr<PinnedSlots::Slot> slot) const {
+    RANDNLA_CUDA(cudaEventRecord(slot->written, stream_));
+    return [slot] {
+      wait_written(*slot);
+      return *static_cast<const volatile T*>(slot->data);
+    };
+  }
+
   int device_;
   cudaStream_t stream_;
   cublasHandle_t blas_;  // the backend's, on stream_

@@ -643,8 +643,7 @@ void launch_resident(MatrixView<float> y, int passes, bool adaptive, bool vector
 index_t resident_sweeps(int n) {
   static std::mutex mutex;
   static std::map<std::pair<int, int>, index_t> known;
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   const std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_pair(device, n);
   if (const auto it = known.find(key); it != known.end()) return it->second;

@@ -160,16 +160,17 @@ __global__ void __launch_bounds__(kProbeThreads) probe_kernel(MatrixView<const f
   }
 }
 
-/// The probe kernel with the most stages (up to four) whose shared memory fits a block.
+/// The probe kernel on `blocks` blocks with the most stages (up to four) whose shared memory fits
+/// `most` bytes.
 template <int stages>
 void launch_probe_kernel(MatrixView<const float> w, MatrixView<const float> omega, MatrixView<float> copy_to,
-                         double* work, cudaStream_t stream) {
-  const int most = shared_memory_per_block();
+                         double* work, int blocks, int most, cudaStream_t stream) {
   if constexpr (stages > 2) {
-    if (probe_shared_bytes(w.cols(), stages) > most) return launch_probe_kernel<stages - 1>(w, omega, copy_to, work, stream);
+    if (probe_shared_bytes(w.cols(), stages) > most)
+      return launch_probe_kernel<stages - 1>(w, omega, copy_to, work, blocks, most, stream);
   }
   allow_dynamic_shared_memory(probe_kernel<stages>, most);
-  probe_kernel<stages><<<multiprocessors(), kProbeThreads, probe_shared_bytes(w.cols(), stages), stream>>>(
+  probe_kernel<stages><<<blocks, kProbeThreads, probe_shared_bytes(w.cols(), stages), stream>>>(
       w, omega, copy_to, four_rows_aligned(w.data(), w.ld()), four_rows_aligned(copy_to.data(), copy_to.ld()), work);
   RANDNLA_CUDA_LAUNCH("orthogonality probe");
 }
@@ -212,7 +213,7 @@ void queue_orthogonality_probe(MatrixView<const float> w, MatrixView<const float
                                double* work, double* sum_of_squares, cudaStream_t stream) {
   const index_t n = w.cols();
   const int blocks = multiprocessors();
-  launch_probe_kernel<4>(w, omega, copy_to, work, stream);
+  launch_probe_kernel<4>(w, omega, copy_to, work, blocks, shared_memory_per_block(), stream);
   double* squares = work + static_cast<index_t>(blocks) * n * kS;
   const index_t count = n * omega.cols();
   sum_partials_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(work, blocks, omega, squares);

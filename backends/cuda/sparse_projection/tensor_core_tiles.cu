@@ -338,8 +338,7 @@ __device__ __forceinline__ void split_element(float x, index_t i, index_t c, ind
 void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
                              MatrixView<float> y, cudaStream_t stream) {
   const index_t b = y.cols(), k = s.rows, d = s.cols;
-  int sms = 0;
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors(device);
   const std::int64_t row_tiles = (k + kTileRows - 1) / kTileRows, column_tiles = (b + kTileCols - 1) / kTileCols;
   const std::int64_t segments = s.segments();
   // Enough ranges of segments to fill the GPU (two blocks per SM) in one wave; each range's

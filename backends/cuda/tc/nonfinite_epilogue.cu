@@ -397,15 +397,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) epilogue_kernel(Epilog
 int resident_blocks() {
   static std::mutex mutex;
   static std::map<int, int> blocks;
-  int device = 0;
-  RANDNLA_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   std::lock_guard<std::mutex> lock(mutex);
   auto it = blocks.find(device);
   if (it != blocks.end()) return it->second;
-  int sms = 0, per_sm = 0;
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int per_sm = 0;
   RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, epilogue_kernel, kThreads, 0));
-  return blocks[device] = sms * per_sm;
+  return blocks[device] = multiprocessors(device) * per_sm;
 }
 
 Operand operand_of(const TcOperand& x) {
