@@ -1,11 +1,11 @@
 // Very sparse random projection on the H100: Y = S A with b = 32 samples, k = 16384, D = 10^7 and
 // 10^8 at p = 1/sqrt(D), and D = 10^6 at p = 1/3. Each GPU kernel (the write-up's v3 rebuilt as
-// row-warp, segment-lanes, tensor-core-tiles): median time, effective bandwidth against A's bytes
+// row-warp, row-lanes, tensor-core-tiles): median time, effective bandwidth against A's bytes
 // (D b 4) and against the bytes its non-zeros load (k p D b 4), and the error of 64 rows of Y
 // against an FP64 product with the same S; at p = 1/3, cuBLAS with S stored in FP16 as the peer.
-// Then, at D = 10^6, the densities between where segment-lanes and tensor-core-tiles cross (the
+// Then, at D = 10^6, the densities between where row-lanes and tensor-core-tiles cross (the
 // choice of SparseKernel::Auto).
-// Usage: bench_sparse_projection [--quick] [--layout rows|columns]
+// Usage: bench_sparse_projection [--quick] [--layout rows|columns] [--kernel K (only K, no peer)]
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -85,9 +85,15 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   bool quick = false;
   SampleLayout layout = SampleLayout::Rows;
+  std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::RowLanes, SparseKernel::TensorCoreTiles};
+  bool peer = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--layout") == 0 && i + 1 < argc) layout = parse_enum<SampleLayout>(argv[++i], "--layout");
+    if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
+      all = {parse_enum<SparseKernel>(argv[++i], "--kernel")};
+      peer = false;
+    }
   }
   if (!cuda_available()) {
     std::printf("bench_sparse_projection: no GPU, nothing to measure\n");
@@ -95,7 +101,6 @@ int main(int argc, char** argv) {
   }
   auto b = make_backend(BackendKind::Cuda);
   std::printf("device: %s; b = 32, k = 16384\n", b->description().c_str());
-  const std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles};
   SparseProjectionOptions o;
   o.layout = layout;
   o.density = SparseDensity::VerySparse;
@@ -103,11 +108,11 @@ int main(int argc, char** argv) {
   if (!quick) run(*b, 100000000, o, all);
   o.density = SparseDensity::Achlioptas;
   run(*b, 1000000, o, all);
-  stored_peer(*b, 1000000);
+  if (peer) stored_peer(*b, 1000000);
   o.density = SparseDensity::Given;
   for (double p : {1.0 / 16, 1.0 / 64, 1.0 / 128, 1.0 / 256}) {
     o.density_value = p;
-    run(*b, 1000000, o, {SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles});
+    run(*b, 1000000, o, peer ? std::vector<SparseKernel>{SparseKernel::RowLanes, SparseKernel::TensorCoreTiles} : all);
   }
   return 0;
 }

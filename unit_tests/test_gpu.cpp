@@ -689,13 +689,13 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
 
 // The sparse sign projection on the device: S bit for bit the host's (the identity projected)
 // for every kernel, very sparse and at Achlioptas's p = 1/3; the row-warp kernel's Y bit for bit
-// the host's (it sums in the host's order), the segment-lanes and Tensor Core kernels' within FP32
+// the host's (it sums in the host's order), the row-lanes and Tensor Core kernels' within FP32
 // rounding, in both layouts, for b below, at and above 32.
 TEST(Gpu, SparseProjectionMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
-  const std::vector<SparseKernel> kernels{SparseKernel::RowWarp, SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles};
+  const std::vector<SparseKernel> kernels{SparseKernel::RowWarp, SparseKernel::RowLanes, SparseKernel::TensorCoreTiles};
   SparseProjectionOptions o;
   o.density = SparseDensity::Given;
   test::HostMatrix<float> eye(300, 300);
@@ -727,7 +727,7 @@ TEST(Gpu, SparseProjectionMatchesHost) {
         const std::string where = "b " + std::to_string(b) + " " + to_string(layout) + ", p " + std::to_string(p);
         o.kernel = SparseKernel::RowWarp;
         EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, da, k, o).Y).data, host_y.data) << where;
-        for (SparseKernel kernel : {SparseKernel::SegmentLanes, SparseKernel::TensorCoreTiles, SparseKernel::Auto}) {
+        for (SparseKernel kernel : {SparseKernel::RowLanes, SparseKernel::TensorCoreTiles, SparseKernel::Auto}) {
           o.kernel = kernel;
           const auto r = sparse_sign_projection(*dev, da, k, o);
           const double error = test::relative_error(test::to_host(*dev, r.Y), ref);

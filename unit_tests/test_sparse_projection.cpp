@@ -36,11 +36,12 @@ double chi_square_critical(int dof) {
 
 // Non-zeros per row ~ Binomial(D, p): their total within 4 sigma; the gaps between consecutive
 // non-zeros of a row (across segment boundaries) ~ Geometric(p), chi-square over 20 equiprobable
-// bins at significance 1e-4; the signs balanced within 4 sigma. Three seeds, two densities.
+// bins at significance 1e-4; the signs balanced within 4 sigma. Three seeds, three densities,
+// the sparsest with segments of 2^16 columns (4.6 of them a row).
 TEST(SparseSign, RowCountsGapsAndSignsFollowTheirDistributions) {
-  for (double p : {0.01, 1.0 / 3.0})
+  for (const auto& [p, d] : std::vector<std::pair<double, std::int64_t>>{{0.01, 50000}, {1.0 / 3.0, 50000}, {2e-4, 300000}})
     for (std::uint64_t seed : {1u, 2u, 3u}) {
-      const std::int64_t k = 64, d = 50000;
+      const std::int64_t k = 64;
       const SparseSignOperator s(k, d, p, 1.0f, seed);
       std::vector<std::int64_t> gaps;
       double nonzeros = 0, sign_sum = 0;
@@ -79,6 +80,17 @@ TEST(SparseSign, RowCountsGapsAndSignsFollowTheirDistributions) {
       }
       EXPECT_LT(chi2, chi_square_critical(used - 1)) << "p " << p << " seed " << seed << ", " << used << " bins";
     }
+}
+
+// Segments of 2^b columns, b the least in [12, 20] with 2^b p >= 8.
+TEST(SparseSign, SegmentsHoldAboutEightNonZerosOrMore) {
+  const std::vector<std::pair<double, int>> expected{{1.0 / 3.0, 12}, {1.0 / 512, 12}, {1.0 / 513, 13}, {2e-4, 16},
+                                                     {1 / std::sqrt(1e7), 15}, {1e-4, 17}, {1e-7, 20}};
+  for (const auto& [p, bits] : expected) {
+    const SparseSignOperator s(4, 1000, p, 1.0f, 1);
+    EXPECT_EQ(s.segment_bits, bits) << "p " << p;
+    EXPECT_EQ(s.segment(), std::int64_t{1} << bits);
+  }
 }
 
 // Y against the FP64 product with the same S, in both sample layouts and both scalings; the same Y

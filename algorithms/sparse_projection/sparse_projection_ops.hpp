@@ -23,16 +23,17 @@ inline const EnumNames<SampleLayout>& names_of(SampleLayout) {
 
 /// The GPU kernel (the portable backend has one).
 enum class SparseKernel {
-  Auto,            ///< TensorCoreTiles from p >= 1/32 on, else SegmentLanes
+  Auto,            ///< TensorCoreTiles from p >= 1/32 on, else RowLanes
   RowWarp,         ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
-  SegmentLanes,    ///< a warp per row of S, a lane per segment, rows of A read whole by each lane
+  RowLanes,        ///< a lane per row of S, a warp per 32 rows and a range of segments, rows of A read whole
+                   ///< (device workspace: Y's size per range, about max(1, 2 SMs 256 / k) ranges)
   TensorCoreTiles  ///< tiles of S drawn into shared memory, times A split as hi + lo FP16 on the Tensor Cores
                    ///< (device workspace: A's size, its two FP16 parts with b rounded up to 32)
 };
 
 inline const EnumNames<SparseKernel>& names_of(SparseKernel) {
   static const EnumNames<SparseKernel> names{
-      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::SegmentLanes, "segment-lanes"},
+      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::RowLanes, "row-lanes"},
       {SparseKernel::TensorCoreTiles, "tensor-core-tiles"}};
   return names;
 }

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <limits>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -33,6 +32,7 @@
 #include "kernel_config.cuh"
 #include "tc_gemm.cuh"
 #include "tc_gemm_kernels.cuh"
+#include "tc/kernel_choice.hpp"
 #include "tc/mma_sm80.cuh"
 
 namespace randnla {
@@ -392,20 +392,6 @@ void launch_mma_variant(bool a_lo, bool b_lo, const GemmArgs& args, const tc::No
   if (a_lo && b_lo) return launch_gemm<T, true, true>(args, nonfinite, s);
   if (a_lo) return launch_gemm<T, true, false>(args, nonfinite, s);
   return launch_gemm<T, false, true>(args, nonfinite, s);
-}
-
-/// The wgmma kernel on compute 9.0, the mma.sync kernel elsewhere; RANDNLA_TC_KERNEL = mma | wgmma
-/// | auto (unset: auto) overrides, so the sm_80 kernel can be tested and compared on a Hopper GPU.
-bool choose_wgmma() {
-  const int device = current_device();
-  const char* env = std::getenv("RANDNLA_TC_KERNEL");
-  const std::string forced = env ? env : "auto";
-  require(forced == "auto" || forced == "mma" || forced == "wgmma", "RANDNLA_TC_KERNEL", forced,
-          "must be auto, mma or wgmma");
-  const bool available = wgmma_gemm_available(device);
-  if (forced == "wgmma" && !available)
-    throw UnsupportedConfiguration("RANDNLA_TC_KERNEL=wgmma: the wgmma kernel needs a compute 9.0 GPU (sm_90a)");
-  return forced == "auto" ? available : forced == "wgmma";
 }
 
 __global__ void scale_kernel(MatrixView<float> c, float beta) {

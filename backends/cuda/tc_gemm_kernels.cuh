@@ -70,9 +70,6 @@ __device__ __forceinline__ float plan_unscale(const DevicePlan* plan) {
   return sizeof(T) == 2 ? exp2i(-plan->scale_a) * exp2i(-plan->scale_b) : 1.0f;
 }
 
-/// True when this build holds the wgmma kernel (sm_90a) and `device` can run it (compute 9.0).
-bool wgmma_gemm_available(int device);
-
 /// The wgmma kernel's operands: X, FP32, streamed and split in the kernel, and P, packed (or
 /// the caller's FP16 matrix itself where its K is contiguous). C = X P^T (rows of X index C's
 /// rows), or its transpose when transpose_c. The copy engine reads zeros past either's extents.

@@ -404,13 +404,6 @@ index_t tile_count(const StreamGemmArgs& args) {
 
 }  // namespace
 
-bool wgmma_gemm_available(int device) {
-  int major = 0, minor = 0;
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  RANDNLA_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
-}
-
 std::size_t wgmma_gemm_scratch_bytes(const StreamGemmArgs& args) {
   const index_t tiles = tile_count(args);
   const int sms = multiprocessors();

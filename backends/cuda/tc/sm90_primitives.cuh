@@ -179,6 +179,20 @@ __device__ __forceinline__ void wgmma_n8(float (&d)[4], const std::uint32_t (&a)
                : RANDNLA_WGMMA_D4_OUT
                : RANDNLA_WGMMA_IN, "n"(SIGN));
 }
+/// d (64 x 32, FP32) = A (64 x 16, shared memory, descriptor da) B (16 x 32, shared memory,
+/// descriptor db, both K-major) + (scale_d ? d : 0): 16 accumulators a thread.
+__device__ __forceinline__ void wgmma_ss_n32(float (&d)[16], std::uint64_t da, std::uint64_t db, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+               "%11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "l"(da), "l"(db), "r"(scale_d));
+}
+/// Keeps the compiler from moving reads or writes of v across this point (a wgmma's accumulator
+/// is written asynchronously: read it only after the wait).
+__device__ __forceinline__ void pin(float& v) { asm volatile("" : "+f"(v)::"memory"); }
+
 #undef RANDNLA_WGMMA_D64
 #undef RANDNLA_WGMMA_D64_OUT
 #undef RANDNLA_WGMMA_D32

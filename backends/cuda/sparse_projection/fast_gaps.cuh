@@ -1,0 +1,69 @@
+// The gaps of the sparse sign operator's draws on the device, bit for bit the host's
+// (SparseSignOperator::gap_of) at a fraction of its cost: lg2.approx (the hardware's, as __log2f;
+// CUDA documents an absolute error of at most 2^-22 on [1/2, 2] and 2 ulp elsewhere) times
+// c = ln 2 / log(1 - p) gives each gap's floor unless the product lies within 2^-16 of it
+// (relative) plus 2^-19 |c| of an integer. The exact draw and this product differ by less than a
+// relative 2^-19 (about 4 ulp of the exact log, 2 ulp of __log2f, 2 roundings each) plus
+// 2^-22 |c|, so elsewhere both floors agree, and there the exact draw decides.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "randnla/philox.hpp"
+#include "randnla/sparse_sign.hpp"
+
+namespace randnla {
+namespace cuda {
+
+/// A gap past any segment's end: where the floors are capped.
+constexpr int kBeyond = 1 << 20;
+
+/// The exact draw's floor (SparseSignOperator::gap_of), capped at kBeyond: called for about one
+/// draw in 10^4 at p = 1/3, so kept out of line (inlined, its division would be issued,
+/// predicated off, for every draw).
+__device__ __noinline__ static int exact_gap_floor(std::uint32_t word, float log1m_density) {
+  const float exact = SparseSignOperator::gap_of(word, log1m_density);
+  return exact < static_cast<float>(kBeyond) ? static_cast<int>(exact) : kBeyond;
+}
+
+struct FastGaps {
+  float log2_to_gap;    ///< ln 2 / log(1 - p)
+  float gap_slack;      ///< 2^-19 |ln 2 / log(1 - p)|: lg2.approx's absolute error on [1/2, 1) is 2^-22
+  float log1m_density;  ///< the operator's, for the exact draw
+
+  static FastGaps of(const SparseSignOperator& s) {
+    const double c = 0.6931471805599453 / std::log1p(-s.density);
+    return {static_cast<float>(c), static_cast<float>(std::ldexp(-c, -19)), s.log1m_density};
+  }
+
+  /// The floors of a Philox block's four gaps, capped at kBeyond (one branch for the rare exact
+  /// draws of the four).
+  __device__ __forceinline__ void floors(const PhiloxCounter& words, int (&gaps)[4]) const {
+    unsigned unsure = 0;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const float fast = fminf(fast_gap(words.v[w]), static_cast<float>(kBeyond));
+      const float whole = floorf(fast), margin = fmaf(fast, 0x1p-16f, gap_slack);
+      gaps[w] = static_cast<int>(whole);
+      // Within margin of an integer: |rest - 1/2| > 1/2 - margin.
+      if (fast < static_cast<float>(kBeyond) && fabsf(fast - whole - 0.5f) > 0.5f - margin) unsure |= 1u << w;
+    }
+    if (unsure != 0)
+#pragma unroll
+      for (int w = 0; w < 4; ++w)
+        if ((unsure >> w) & 1u) gaps[w] = exact_gap_floor(words.v[w], log1m_density);
+  }
+
+ private:
+  /// lg2.approx (what __log2f runs, without its subnormal path: u >= 2^-24) of the word's
+  /// uniform, times ln 2 / log(1 - p).
+  __device__ __forceinline__ float fast_gap(std::uint32_t word) const {
+    float lg;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(detail::uniform_open01(word)));
+    return lg * log2_to_gap;
+  }
+};
+
+}  // namespace cuda
+}  // namespace randnla
