@@ -37,25 +37,29 @@ struct FastGaps {
     return {static_cast<float>(c), static_cast<float>(std::ldexp(-c, -19)), s.log1m_density};
   }
 
-  /// The floors of a Philox block's four gaps, capped at kBeyond (one branch for the rare exact
-  /// draws of the four).
+  /// The floors of a Philox block's four gaps (one branch for the rare exact draws of the four).
+  /// A product past 2^15 is within its margin of an integer (the margin passes 1/2), so the long
+  /// gaps are all exact draws, capped at kBeyond: the positions built from them cannot overflow.
   __device__ __forceinline__ void floors(const PhiloxCounter& words, int (&gaps)[4]) const {
-    unsigned unsure = 0;
+    float fast[4];
+    bool unsure = false;
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
-      const float fast = fminf(fast_gap(words.v[w]), static_cast<float>(kBeyond));
-      const float whole = floorf(fast), margin = fmaf(fast, 0x1p-16f, gap_slack);
-      gaps[w] = static_cast<int>(whole);
-      // Within margin of an integer: |rest - 1/2| > 1/2 - margin.
-      if (fast < static_cast<float>(kBeyond) && fabsf(fast - whole - 0.5f) > 0.5f - margin) unsure |= 1u << w;
+      fast[w] = fast_gap(words.v[w]);
+      gaps[w] = static_cast<int>(floorf(fast[w]));
+      unsure = unsure || near_integer(fast[w]);
     }
-    if (unsure != 0)
+    if (unsure)
 #pragma unroll
       for (int w = 0; w < 4; ++w)
-        if ((unsure >> w) & 1u) gaps[w] = exact_gap_floor(words.v[w], log1m_density);
+        if (near_integer(fast[w])) gaps[w] = exact_gap_floor(words.v[w], log1m_density);
   }
 
  private:
+  /// Within the margin of an integer: |rest - 1/2| > 1/2 - margin.
+  __device__ __forceinline__ bool near_integer(float fast) const {
+    return fabsf(fast - floorf(fast) - 0.5f) > 0.5f - fmaf(fast, 0x1p-16f, gap_slack);
+  }
   /// lg2.approx (what __log2f runs, without its subnormal path: u >= 2^-24) of the word's
   /// uniform, times ln 2 / log(1 - p).
   __device__ __forceinline__ float fast_gap(std::uint32_t word) const {

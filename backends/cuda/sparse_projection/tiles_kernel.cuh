@@ -76,8 +76,9 @@ __device__ __forceinline__ int fp16_shift(std::uint32_t max_bits) {
 __device__ __forceinline__ std::uint32_t shared_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
-__device__ __forceinline__ void store_shared(std::uint32_t address, unsigned short value) {
-  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "h"(value) : "memory");
+/// The low 16 bits of value at address.
+__device__ __forceinline__ void store_shared_u16(std::uint32_t address, std::uint32_t value) {
+  asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
 }
 __device__ __forceinline__ void zero_shared16(std::uint32_t address) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(address), "r"(0) : "memory");
@@ -106,25 +107,26 @@ class Walker {
     const bool active = j_ < p_.s.rows && g < last_;
     if (active && chunk == 0) start(g);
     const int begin = chunk * kChunk, end = begin + kChunk;
-    const Row at{tile + static_cast<std::uint32_t>(row * kRowBytes), (row & 7) << 3, begin};
+    const Row at{tile + static_cast<std::uint32_t>(row * kRowBytes - 2 * begin), (row & 7) << 3, begin};
     if (active) write<true>(at, end);
-    bool hungry = active && position_[kDraws - 1] < end;
-    while (__any_sync(0xffffffffu, hungry)) {
-      if (hungry) {
+    else position_[kDraws - 1] = kBeyond;  // never hungry
+    while (__any_sync(0xffffffffu, position_[kDraws - 1] < end)) {
+      if (position_[kDraws - 1] < end) {
         refill();
         write<false>(at, end);
-        hungry = position_[kDraws - 1] < end;
       }
     }
   }
 
  private:
-  /// Where a position of the chunk goes: the row's swizzled address (swizzled()).
+  /// Where a position of the chunk goes: the row's swizzled address (swizzled()). begin is a
+  /// multiple of 64 and the swizzle changes bits 3-5 only, so the position's own bits are swizzled
+  /// (base: the row's address less 2 begin).
   struct Row {
     std::uint32_t base;
     int xor_bits, begin;
     __device__ std::uint32_t operator()(int position) const {
-      return base + (static_cast<std::uint32_t>((position - begin) ^ xor_bits) << 1);
+      return base + (static_cast<std::uint32_t>(position ^ xor_bits) << 1);
     }
   };
   __device__ void start(std::int64_t g) {
@@ -139,11 +141,13 @@ class Walker {
   __device__ void write(const Row& at, int end) const {
 #pragma unroll
     for (int w = 0; w < kDraws; ++w)
-      if ((!PENDING || position_[w] >= at.begin) && position_[w] < end) store_shared(at(position_[w]), value_[w]);
+      if (PENDING ? static_cast<unsigned>(position_[w] - at.begin) < static_cast<unsigned>(kChunk) : position_[w] < end)
+        store_shared_u16(at(position_[w]), value_[w]);
   }
-  /// The next four non-zeros, i + 1 + gap on from the last one i, as in SparseSignOperator::walk.
-  /// The walk runs to the segment's full width even where D ends sooner: A's parts are zero
-  /// there, so those columns of the tile add nothing.
+  /// The next four non-zeros, i + 1 + gap on from the last one i, as in SparseSignOperator::walk
+  /// (a refill starts below 2^20 and adds at most 4 (kBeyond + 1): far from overflow). The walk
+  /// runs to the segment's full width even where D ends sooner: A's parts are zero there, so those
+  /// columns of the tile add nothing.
   __device__ void refill() {
     const PhiloxCounter words = SparseSignOperator::block_at(block_base_ + block_++, p_.keys);
     int gaps[kDraws];
@@ -151,9 +155,9 @@ class Walker {
     int i = position_[kDraws - 1];
 #pragma unroll
     for (int w = 0; w < kDraws; ++w) {
-      i = min(i + 1 + gaps[w], kBeyond);
+      i += 1 + gaps[w];
       position_[w] = i;
-      value_[w] = static_cast<unsigned short>(0x3c00u | (words.v[w] & 1u) << 15);  // +-1 in FP16
+      value_[w] = words.v[w] * 0x8000u + 0x3c00u;  // +-1 in FP16 below: bit 0 to the sign
     }
   }
 
@@ -161,7 +165,7 @@ class Walker {
   std::int64_t j_, first_, last_;
   static constexpr int kDraws = 4;  // a Philox block's
   int position_[kDraws] = {kBeyond, kBeyond, kBeyond, kBeyond};  // past any segment
-  unsigned short value_[kDraws] = {};
+  std::uint32_t value_[kDraws] = {};  // FP16 bits in the low half
   std::uint64_t block_base_ = 0;
   std::uint32_t block_ = 0;
 };
