@@ -31,8 +31,6 @@ using namespace tiles;
 /// mma.sync m16n8k16, each step summed in fresh accumulators.
 class TilesMmaSync {
  public:
-  using Tile = __half[2][kTileRows * kChunk];
-  using Slices = __half[2][2][kTileCols * kChunk];
   __device__ void start(const Tile& s, const Slices& a) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wm = (warp % 4) * 32, wn = (warp / 4) * 16;

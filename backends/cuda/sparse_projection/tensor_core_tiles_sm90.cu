@@ -18,8 +18,6 @@ namespace {
 /// memory (S's tile and A's slices, K-major in the 128-byte swizzle).
 class TilesWgmma {
  public:
-  using Tile = __half[2][kTileRows * kChunk];
-  using Slices = __half[2][2][kTileCols * kChunk];
   __device__ void start(const Tile& s, const Slices& a) {
     const int wg = threadIdx.x / 128;
     tc::wgmma_fence();

@@ -38,11 +38,14 @@ constexpr int kChunk = 64;                // columns of S a walker draws per ste
 constexpr int kThreads = 2 * kTileRows;   // a walker per row and half
 constexpr int kRowBytes = 2 * kChunk;     // a swizzled row
 
-/// Two stages of S's tile (per half, 128 rows of 64 columns) and A's slices (per part and half,
-/// 32 columns of A as rows of 64 K positions), each array 1024-byte aligned as the swizzle needs.
+/// A step's tile of S (per half, 128 rows of 64 columns) and slices of A (per part and half, 32
+/// columns of A as rows of 64 K positions).
+using Tile = __half[2][kTileRows * kChunk];
+using Slices = __half[2][2][kTileCols * kChunk];
+/// Two stages of each, each array 1024-byte aligned as the swizzle needs.
 struct Shared {
-  __half s[2][2][kTileRows * kChunk];
-  __half a[2][2][2][kTileCols * kChunk];
+  Tile s[2];
+  Slices a[2];
 };
 constexpr int kSharedBytes = static_cast<int>(sizeof(Shared)) + 1024;  // and the alignment's slack
 
@@ -172,7 +175,7 @@ class Walker {
 
 /// Queues the copies of the step's slices of A's parts (K positions 0-63 of each half; zeros past
 /// D and past a half's last segment) into a[part][half]: four 16-byte copies per thread.
-__device__ __forceinline__ void copy_slices(const TileArgs& p, __half (&a)[2][2][kTileCols * kChunk],
+__device__ __forceinline__ void copy_slices(const TileArgs& p, Slices& a,
                                             const std::int64_t (&first)[2], const std::int64_t (&last)[2],
                                             std::int64_t segment_step, int chunk) {
   const int column = threadIdx.x / 8, piece = threadIdx.x % 8;
