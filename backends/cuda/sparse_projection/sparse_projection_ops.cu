@@ -132,16 +132,6 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
   }
 }
 
-/// Y = the sum of the ranges' partial sums, in order.
-void add_ranges(const float* partial, std::int64_t ranges, index_t k, MatrixView<float> y, cudaStream_t stream) {
-  const index_t b = y.cols();
-  for_each(k, b, stream, "sparse projection (partial sums)", [=] __device__(index_t j, index_t c) {
-    float sum = 0.0f;
-    for (std::int64_t z = 0; z < ranges; ++z) sum += partial[z * k * b + j + c * k];
-    y.data()[j + c * y.ld()] = sum;
-  });
-}
-
 class SparseProjectionKernels final : public SparseProjectionOps {
  public:
   SparseProjectionKernels(int device, cudaStream_t stream)
@@ -151,13 +141,13 @@ class SparseProjectionKernels final : public SparseProjectionOps {
   std::string do_project(const SparseSignOperator& s, MatrixView<const float> a, SampleLayout layout,
                          SparseKernel kernel, MatrixView<float> y) override {
     const DeviceScope scope(device_);
-    const unsigned blocks = static_cast<unsigned>((s.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
     const bool columns = layout == SampleLayout::Columns;
     if (kernel == SparseKernel::TensorCoreTiles || (kernel == SparseKernel::Auto && s.density >= kTensorCoreDensity)) {
       project_on_tensor_cores(device_, s, a, columns, y, stream_);
       return "tensor-core-tiles: tiles of S in shared memory, A split as hi + lo FP16 on the Tensor Cores";
     }
     if (kernel == SparseKernel::RowWarp) {
+      const unsigned blocks = static_cast<unsigned>((s.rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
       row_warp_kernel<<<blocks, 32 * kWarpsPerBlock, 0, stream_>>>(s, a, columns, y);
       RANDNLA_CUDA_LAUNCH("sparse projection (row warp)");
       return "row-warp: a warp per row of S, lanes over A's columns (the write-up's v3)";
@@ -183,7 +173,7 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     row_lanes_kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream_>>>(
         s, a, columns, per_range, partial);
     RANDNLA_CUDA_LAUNCH("sparse projection (row lanes)");
-    add_ranges(partial, ranges, k, y, stream_);
+    add_partial_sums(partial, ranges, k, y, stream_);
     RANDNLA_CUDA(cudaFreeAsync(partial, stream_));
   }
 

@@ -11,7 +11,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "cuda/cuda_check.hpp"
@@ -150,6 +149,15 @@ __global__ void split_rows_kernel(MatrixView<const float> a, index_t d, Parts pa
 
 }  // namespace
 
+void add_partial_sums(const float* partial, std::int64_t parts, index_t k, MatrixView<float> y, cudaStream_t stream) {
+  const index_t b = y.cols();
+  for_each(k, b, stream, "sparse projection (partial sums)", [=] __device__(index_t j, index_t c) {
+    float sum = 0.0f;
+    for (std::int64_t z = 0; z < parts; ++z) sum += partial[z * k * b + j + c * k];
+    y.data()[j + c * y.ld()] = sum;
+  });
+}
+
 void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
                              MatrixView<float> y, cudaStream_t stream) {
   const index_t b = y.cols(), k = s.rows, d = s.cols;
@@ -201,12 +209,7 @@ void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView
     tiles_mma_sync_kernel<<<grid, tiles::kThreads, kSharedBytes, stream>>>(p);
     RANDNLA_CUDA_LAUNCH("sparse projection (Tensor Core tiles, mma.sync)");
   }
-  if (splits > 1)
-    for_each(k, b, stream, "sparse projection (partial sums)", [=] __device__(index_t j, index_t c) {
-      float sum = 0.0f;
-      for (std::int64_t z = 0; z < splits; ++z) sum += partial[z * k * b + j + c * k];
-      y.data()[j + c * y.ld()] = sum;
-    });
+  if (splits > 1) add_partial_sums(partial, splits, k, y, stream);
   RANDNLA_CUDA(cudaFreeAsync(workspace, stream));
 }
 

@@ -3,6 +3,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "randnla/matrix_view.hpp"
 #include "randnla/sparse_sign.hpp"
 
@@ -15,6 +17,10 @@ namespace cuda {
 /// parts take a stream-ordered workspace of 4 D ceil(b / 32) 32 bytes (A's size for b a multiple of 32).
 void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
                              MatrixView<float> y, cudaStream_t stream);
+
+/// Y := the sum of `parts` k x b partial sums (part z's (j, c) at partial[z k b + j + c k]), added in
+/// order so that Y does not depend on the timing of the kernels that wrote them; queued on `stream`.
+void add_partial_sums(const float* partial, std::int64_t parts, index_t k, MatrixView<float> y, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace randnla
