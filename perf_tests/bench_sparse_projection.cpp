@@ -1,9 +1,9 @@
 // Very sparse random projection on the H100: Y = S A with b = 32 samples, k = 16384, D = 10^7 and
 // 10^8 at p = 1/sqrt(D), and D = 10^6 at p = 1/3. Each GPU kernel (the write-up's v3 rebuilt as
-// row-warp, row-lanes, tensor-core-tiles): median time, effective bandwidth against A's bytes
+// row-warp, warp-gathers, tensor-core-tiles): median time, effective bandwidth against A's bytes
 // (D b 4) and against the bytes its non-zeros load (k p D b 4), and the error of 64 rows of Y
 // against an FP64 product with the same S; at p = 1/3, cuBLAS with S stored in FP16 as the peer.
-// Then, at D = 10^6, the densities between where row-lanes and tensor-core-tiles cross (the
+// Then, at D = 10^6, the densities between where warp-gathers and tensor-core-tiles cross (the
 // choice of SparseKernel::Auto).
 // Usage: bench_sparse_projection [--quick] [--layout rows|columns] [--kernel K (only K, no peer)]
 #include <cmath>
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   bool quick = false;
   SampleLayout layout = SampleLayout::Rows;
-  std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::RowLanes, SparseKernel::TensorCoreTiles};
+  std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::WarpGathers, SparseKernel::TensorCoreTiles};
   bool peer = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   o.density = SparseDensity::Given;
   for (double p : {1.0 / 16, 1.0 / 64, 1.0 / 128, 1.0 / 256}) {
     o.density_value = p;
-    run(*b, 1000000, o, peer ? std::vector<SparseKernel>{SparseKernel::RowLanes, SparseKernel::TensorCoreTiles} : all);
+    run(*b, 1000000, o, peer ? std::vector<SparseKernel>{SparseKernel::WarpGathers, SparseKernel::TensorCoreTiles} : all);
   }
   return 0;
 }

@@ -689,13 +689,13 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
 
 // The sparse sign projection on the device: S bit for bit the host's (the identity projected)
 // for every kernel, very sparse and at Achlioptas's p = 1/3; the row-warp kernel's Y bit for bit
-// the host's (it sums in the host's order), the row-lanes and Tensor Core kernels' within FP32
+// the host's (it sums in the host's order), the warp-gathers and Tensor Core kernels' within FP32
 // rounding, in both layouts, for b below, at and above 32.
 TEST(Gpu, SparseProjectionMatchesHost) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
-  const std::vector<SparseKernel> kernels{SparseKernel::RowWarp, SparseKernel::RowLanes, SparseKernel::TensorCoreTiles};
+  const std::vector<SparseKernel> kernels{SparseKernel::RowWarp, SparseKernel::WarpGathers, SparseKernel::TensorCoreTiles};
   SparseProjectionOptions o;
   o.density = SparseDensity::Given;
   test::HostMatrix<float> eye(300, 300);
@@ -727,7 +727,7 @@ TEST(Gpu, SparseProjectionMatchesHost) {
         const std::string where = "b " + std::to_string(b) + " " + to_string(layout) + ", p " + std::to_string(p);
         o.kernel = SparseKernel::RowWarp;
         EXPECT_EQ(test::to_host(*dev, sparse_sign_projection(*dev, da, k, o).Y).data, host_y.data) << where;
-        for (SparseKernel kernel : {SparseKernel::RowLanes, SparseKernel::TensorCoreTiles, SparseKernel::Auto}) {
+        for (SparseKernel kernel : {SparseKernel::WarpGathers, SparseKernel::TensorCoreTiles, SparseKernel::Auto}) {
           o.kernel = kernel;
           const auto r = sparse_sign_projection(*dev, da, k, o);
           const double error = test::relative_error(test::to_host(*dev, r.Y), ref);
@@ -746,6 +746,25 @@ TEST(Gpu, SparseProjectionMatchesHost) {
     std::printf("rsvd, sparse sign sketch on %s: %.3e (%s)\n", be->description().c_str(), err, r.report.sketch_kernel.c_str());
     EXPECT_LT(err, 1e-5) << be->description();
   }
+}
+
+// The warp-gathers kernel over ranges of several segments (k = 4001: 16 ranges of 8 segments at
+// D = 10^6) with a warp only partly filled with rows: its lanes keep within a segment of each
+// other, and neither a lane without a row nor one done may hold the others back.
+TEST(Gpu, SparseProjectionLongRangesMatchFp64) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  const index_t d = 1000000, b = 32, k = 4001;
+  const auto a = test::random_matrix(b, d, test::Elements::Normal, 63);
+  SparseProjectionOptions o;
+  o.layout = SampleLayout::Rows;
+  o.kernel = SparseKernel::WarpGathers;
+  const auto r = sparse_sign_projection(*dev, test::to_backend(*dev, a), k, o);
+  test::HostMatrix<float> samples(d, b);
+  for (index_t i = 0; i < d; ++i)
+    for (index_t c = 0; c < b; ++c) samples(i, c) = a(c, i);
+  const auto ref = test::sparse_projection_fp64(sparse_sign_operator(k, d, o), samples);
+  EXPECT_LT(test::relative_error(test::to_host(*dev, r.Y), ref), 1e-6) << r.report.kernel;
 }
 
 // The sketch-preconditioned CholeskyQR on the device (SHGEMM sketch, cuSOLVER QR of it, FP64

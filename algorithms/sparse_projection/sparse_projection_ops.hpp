@@ -23,17 +23,19 @@ inline const EnumNames<SampleLayout>& names_of(SampleLayout) {
 
 /// The GPU kernel (the portable backend has one).
 enum class SparseKernel {
-  Auto,            ///< TensorCoreTiles from p >= 1/32 on, else RowLanes
+  Auto,            ///< TensorCoreTiles from p >= 1/32 on, else WarpGathers
   RowWarp,         ///< the write-up's v3: a warp per row of S, lanes = columns of A, jumps drawn in parallel
-  RowLanes,        ///< a lane per row of S, a warp per 32 rows and a range of segments, rows of A read whole
-                   ///< (device workspace: Y's size per range, about max(1, 2 SMs 256 / k) ranges)
+  WarpGathers,     ///< a warp per 32 rows of S and a range of segments, each lane drawing one row's non-zeros,
+                   ///< the warp loading each one's row of A whole (device workspace: Y's size per range,
+                   ///< about max(1, 2 SMs 256 / k) ranges; and A's size in the columns layout, copied into
+                   ///< the rows layout first)
   TensorCoreTiles  ///< tiles of S drawn into shared memory, times A split as hi + lo FP16 on the Tensor Cores
                    ///< (device workspace: A's size, its two FP16 parts with b rounded up to 32)
 };
 
 inline const EnumNames<SparseKernel>& names_of(SparseKernel) {
   static const EnumNames<SparseKernel> names{
-      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::RowLanes, "row-lanes"},
+      {SparseKernel::Auto, "auto"}, {SparseKernel::RowWarp, "row-warp"}, {SparseKernel::WarpGathers, "warp-gathers"},
       {SparseKernel::TensorCoreTiles, "tensor-core-tiles"}};
   return names;
 }

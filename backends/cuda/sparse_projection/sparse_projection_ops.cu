@@ -5,11 +5,14 @@
 //    Philox call away), a warp scan turns them into positions, and the warp adds the 32 rows of A
 //    in order: each Y(j, c) is summed in the order of i, as on the host, so Y equals the
 //    portable backend's bit for bit.
-//  - RowLanes: a lane per row j of S, holding its row of Y (32 columns at a time) in registers,
-//    a warp per 32 rows and a range of segments. The lanes walk the same segment at a time, each
-//    reading the rows of A its non-zeros need whole, so the rows in flight lie close together;
-//    the ranges are as many as fill the GPU once, so every warp is resident and A passes through
-//    L2 about once. Each range's sums are added in order afterwards.
+//  - WarpGathers: a warp per 32 rows of S and a range of segments. Each lane walks one row of S
+//    and draws its next non-zero while the warp loads the 32 lanes' last ones together, a row of
+//    A per load (lane = column of A: one 128-byte line, where a lane reading a row alone touches
+//    a line per 16 bytes and keeps L1 busy), each lane holding Y's 32 rows at its column in
+//    registers. The ranges are as many as fill the GPU once, so every warp is resident; the lanes
+//    of a warp and the warps of a range keep within a segment of each other, so the rows of A in
+//    flight lie close together and A passes through L2 about once. Each range's sums are added
+//    in order afterwards.
 #include "sparse_projection_ops.cuh"
 
 #include <algorithm>
@@ -23,9 +26,9 @@ namespace cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
-/// From this density on the Tensor Core tiles beat the row lanes (bench_sparse_projection at
-/// D = 10^6 on the H100: 11.6 against 33.0 ms at p = 1/16, 8.5 against 8.5 ms at 1/64, 8.3
-/// against 4.4 ms at 1/128). Both times grow with k D, so the crossing does not move with the shape.
+/// From this density on the Tensor Core tiles beat the warp gathers (bench_sparse_projection at
+/// D = 10^6 on the H100: 10.7 against 22.5 ms at p = 1/16, 8.6 against 6.4 ms at 1/64, 8.3
+/// against 3.6 ms at 1/128). Both times grow with k D, so the crossing does not move with the shape.
 constexpr double kTensorCoreDensity = 1.0 / 32;
 constexpr unsigned kAll = 0xffffffffu;
 
@@ -81,54 +84,163 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
   }
 }
 
-/// Y's row j, columns c0 .. c0 + width - 1 (width <= 32), over the segments [g0, g1): the lane's
-/// sums in acc. The draws are the operator's own (exact logs): at these densities gaps are long,
-/// and lg2.approx's margin would send a large share of them to the exact draw anyway.
-__device__ __forceinline__ void walk_row(const SparseSignOperator& s, MatrixView<const float> a, bool columns,
-                                         std::int64_t j, std::int64_t g0, std::int64_t g1, index_t c0, index_t width,
-                                         float (&acc)[32]) {
-  const bool whole = !columns && width == 32 && a.ld() % 4 == 0 && c0 % 4 == 0 &&
-                     reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0;
-  for (std::int64_t g = g0; g < g1; ++g)
-    s.walk(j, g, [&](std::int64_t i, bool negative) {
-      const float sign = negative ? -1.0f : 1.0f;
-      if (whole) {  // the row's 32 values as eight 16-byte loads
-        const float4* row = reinterpret_cast<const float4*>(a.data() + c0 + i * a.ld());
-#pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          const float4 v = __ldg(row + q);
-          acc[4 * q] += sign * v.x, acc[4 * q + 1] += sign * v.y, acc[4 * q + 2] += sign * v.z,
-              acc[4 * q + 3] += sign * v.w;
-        }
-      } else {
-#pragma unroll
-        for (int c = 0; c < 32; ++c)
-          if (c < width) acc[c] += sign * element(a, columns, i, c0 + c);
-      }
-    });
-}
+/// Columns of S a range of segments spans at most (plus a segment), so that a lane's position
+/// counted from the range's first fits 32 bits.
+constexpr std::int64_t kMaxRangeColumns = std::int64_t{1} << 30;
 
-// Two blocks an SM, 127 registers: held to 80 for three blocks (ptxas's own choice without the
-// bound), it ran 2.55 and 11.5 ms at D = 10^7 and 10^8 against 2.14 and 8.19 ms
-// (bench_sparse_projection, H100).
+/// A lane's walk along row j of S through the segments [first, last).
+class LaneWalk {
+ public:
+  enum Step { kNonZero, kBlocked, kDone };
+  __device__ LaneWalk(const SparseSignOperator& s, std::int64_t j, std::int64_t first, std::int64_t last)
+      : s_(s), j_(j), first_(first), g_(first), last_(last), base_(first << s.segment_bits) {
+    start_segment();
+  }
+  /// The next non-zero's column, counted from the range's first, and its sign; kBlocked rather
+  /// than enter a segment past `limit` (counted from the range's first), kDone past the last.
+  __device__ Step next(std::uint32_t& column, bool& negative, std::int64_t limit) {
+    while (g_ < last_) {
+      if (g_ - first_ > limit) return kBlocked;
+      if ((t_ & 3u) == 0) {
+        const PhiloxCounter w = s_.block(j_, g_, t_ >> 2);
+        w0_ = w.v[0], w1_ = w.v[1], w2_ = w.v[2], w3_ = w.v[3];
+      }
+      const SparseSignOperator::Draw d = s_.draw_from(w0_);
+      w0_ = w1_, w1_ = w2_, w2_ = w3_;
+      ++t_;
+      if (d.gap < static_cast<float>(end_ - i_ - 1)) {
+        i_ += 1 + static_cast<std::int32_t>(d.gap);
+        column = static_cast<std::uint32_t>(i_), negative = d.negative;
+        return kNonZero;
+      }
+      ++g_;
+      start_segment();
+    }
+    return kDone;
+  }
+  /// The segment the walk is in, counted from the range's first; `length` once done (an empty walk
+  /// too: a lane without a row must not hold its warp back).
+  __device__ std::int64_t segment(std::int64_t length) const { return g_ < last_ ? g_ - first_ : length; }
+
+ private:
+  __device__ void start_segment() {
+    const std::int64_t begin = g_ << s_.segment_bits, end = begin + s_.segment() < s_.cols ? begin + s_.segment() : s_.cols;
+    i_ = static_cast<std::int32_t>(begin - base_) - 1;
+    end_ = static_cast<std::int32_t>(end - base_);
+    t_ = 0;
+  }
+  const SparseSignOperator& s_;
+  std::int64_t j_, first_, g_, last_, base_;
+  std::int32_t i_ = 0, end_ = 0;
+  std::uint32_t t_ = 0, w0_ = 0, w1_ = 0, w2_ = 0, w3_ = 0;
+};
+
+/// How far (segments) a lane may walk ahead of its warp's slowest lane, and a warp's slowest lane
+/// ahead of its range's average one. Unbounded, the walks drifted apart and A came from DRAM 3.4
+/// times at D = 10^7 (Nsight Compute). bench_sparse_projection, H100, at D = 10^7 and 10^8: 2.0 and
+/// 7.4 ms with neither bound, 1.7-1.9 and 6.7-7.0 with either alone, 1.74-1.79 and 5.4-5.7 with both.
+constexpr int kLaneLead = 1, kWarpLead = 1;
+/// A warp waits at most this many 200 ns naps for its range, then stops keeping pace: the range's
+/// slowest warp never waits, so with every warp resident the others soon go on; the bound only
+/// matters where another stream's kernels keep some warps from starting.
+constexpr int kMaxNaps = 2000;
+
+/// The warp's side of keeping a range's warps together: it adds its slowest lane's progress to
+/// the range's sum and waits while that lane is more than kWarpLead segments past the average.
+/// Off (sum null) where the grid does not fit the GPU at once: warps not yet started would hold
+/// the average back.
+class RangePace {
+ public:
+  __device__ RangePace(unsigned long long* sum, std::int64_t warps) : sum_(sum), warps_(warps) {}
+  __device__ void keep(std::int64_t slowest, int lane) {
+    if (!sum_) return;
+    if (slowest > published_ && lane == 0) atomicAdd(sum_, static_cast<unsigned long long>(slowest - published_));
+    published_ = slowest;
+    for (int naps = 0; slowest > allowed_; ++naps) {
+      if (naps == kMaxNaps) {
+        sum_ = nullptr;
+        return;
+      }
+      if (naps > 0) __nanosleep(200);
+      const unsigned long long sum = lane == 0 ? *static_cast<volatile unsigned long long*>(sum_) : 0ull;
+      allowed_ = static_cast<std::int64_t>(__shfl_sync(kAll, sum, 0) / warps_) + kWarpLead;
+    }
+  }
+
+ private:
+  unsigned long long* sum_;
+  std::int64_t warps_, published_ = 0, allowed_ = kWarpLead;
+};
+
+/// Offset: the type the lanes share their non-zeros' offsets into A in, 32 bits where the
+/// range's elements allow (a 64-bit product per load cost a third more time at p = 1/3).
+template <class Offset>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
-    row_lanes_kernel(SparseSignOperator s, MatrixView<const float> a, bool columns, std::int64_t per_range,
-                     float* partial) {
+    warp_gathers_kernel(SparseSignOperator s, MatrixView<const float> a, std::int64_t per_range, float* partial,
+                        unsigned long long* progress) {
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const std::int64_t groups = (s.rows + 31) / 32, group = warp % groups, range = warp / groups;
-  const std::int64_t j = group * 32 + threadIdx.x % 32, segments = s.segments();
+  const int lane = threadIdx.x % 32;
+  const std::int64_t j = group * 32 + lane, segments = s.segments();
   const std::int64_t g0 = range * per_range, g1 = g0 + per_range < segments ? g0 + per_range : segments;
-  if (g0 >= segments || j >= s.rows) return;
-  const index_t b = columns ? a.cols() : a.rows();
+  if (g0 >= segments) return;
+  const index_t b = a.rows(), ld = a.ld();
   float* out = partial + range * s.rows * b;
   for (index_t c0 = 0; c0 < b; c0 += 32) {
+    const index_t c = c0 + lane < b ? c0 + lane : b - 1;
+    const float* first = a.data() + c + (g0 << s.segment_bits) * ld;  // A(c, the range's first column)
     float acc[32];
 #pragma unroll
-    for (int c = 0; c < 32; ++c) acc[c] = 0.0f;
-    walk_row(s, a, columns, j, g0, g1, c0, b - c0 < 32 ? b - c0 : 32, acc);
+    for (int u = 0; u < 32; ++u) acc[u] = 0.0f;
+    LaneWalk walk(s, j, g0, j < s.rows ? g1 : g0);
+    RangePace pace(progress ? progress + range : nullptr, groups);
+    Offset offset;
+    float sign;
+    // The lane's next non-zero as an offset from `first` and a sign; a blocked or finished lane's
+    // reads the range's first column of A, times 0. False once every lane is done.
+    const auto advance = [&] {
+      const std::int64_t slowest = __reduce_min_sync(kAll, static_cast<unsigned>(walk.segment(g1 - g0)));
+      pace.keep(slowest, lane);
+      std::uint32_t column;
+      bool negative;
+      const LaneWalk::Step next = walk.next(column, negative, slowest + kLaneLead);
+      const bool load = next == LaneWalk::kNonZero;
+      offset = load ? static_cast<Offset>(column) * static_cast<Offset>(ld) : Offset{0};
+      sign = load ? (negative ? -1.0f : 1.0f) : 0.0f;
+      return __any_sync(kAll, next != LaneWalk::kDone);
+    };
+    for (bool more = advance(); more;) {
+      float v[32];
 #pragma unroll
-    for (int c = 0; c < 32; ++c)
-      if (c0 + c < b) out[j + (c0 + c) * s.rows] = acc[c] * s.value;
+      for (int u = 0; u < 32; ++u) v[u] = __ldg(first + __shfl_sync(kAll, offset, u));
+      const float signs = sign;
+      more = advance();  // while the loads arrive
+#pragma unroll
+      for (int u = 0; u < 32; ++u) acc[u] += __shfl_sync(kAll, signs, u) * v[u];
+    }
+    if (c0 + lane < b)
+#pragma unroll
+      for (int u = 0; u < 32; ++u)
+        if (group * 32 + u < s.rows) out[group * 32 + u + (c0 + lane) * s.rows] = acc[u] * s.value;
+  }
+}
+
+/// rows (b x D, ld b) := A^T, A D x b: 32 x 32 tiles through shared memory, so that both sides
+/// are read and written a line at a time.
+__global__ void transpose_kernel(MatrixView<const float> a, float* rows) {
+  __shared__ float tile[32][33];
+  const index_t c0 = static_cast<index_t>(blockIdx.y) * 32, b = a.cols();
+  for (index_t i0 = static_cast<index_t>(blockIdx.x) * 32; i0 < a.rows(); i0 += static_cast<index_t>(gridDim.x) * 32) {
+    for (int r = threadIdx.y; r < 32; r += 8) {
+      const index_t i = i0 + threadIdx.x, c = c0 + r;
+      if (i < a.rows() && c < b) tile[r][threadIdx.x] = a.data()[i + c * a.ld()];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += 8) {
+      const index_t i = i0 + r, c = c0 + threadIdx.x;
+      if (i < a.rows() && c < b) rows[c + i * b] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
   }
 }
 
@@ -152,29 +264,56 @@ class SparseProjectionKernels final : public SparseProjectionOps {
       RANDNLA_CUDA_LAUNCH("sparse projection (row warp)");
       return "row-warp: a warp per row of S, lanes over A's columns (the write-up's v3)";
     }
-    project_by_row_lanes(s, a, columns, y);
-    return "row-lanes: a lane per row of S, a warp per 32 rows and a range of segments";
+    project_by_warp_gathers(s, a, columns, y);
+    return "warp-gathers: a lane per row of S draws, the warp loads each non-zero's row of A whole";
   }
 
  private:
-  /// As many ranges of segments as fill the GPU with row_lanes_kernel's blocks once.
-  void project_by_row_lanes(const SparseSignOperator& s, MatrixView<const float> a, bool columns, MatrixView<float> y) {
+  /// As many ranges of segments as fill the GPU with warp_gathers_kernel's blocks once, each
+  /// spanning at most kMaxRangeColumns of S. A in the columns layout is first copied into the
+  /// rows layout (a workspace of A's size): its rows are then 128-byte lines, not 32 columns apart
+  /// (bench_sparse_projection, H100, D = 10^7: 5.2 ms with the copy against 45.9 without).
+  void project_by_warp_gathers(const SparseSignOperator& s, MatrixView<const float> a, bool columns,
+                               MatrixView<float> y) {
     int per_sm = 0;
-    RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_lanes_kernel, 32 * kWarpsPerBlock, 0));
-    const std::int64_t groups = (s.rows + 31) / 32, blocks_per_range = (groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gathers_kernel<std::uint32_t>,
+                                                               32 * kWarpsPerBlock, 0));
+    const index_t k = s.rows, b = y.cols();
+    const std::int64_t groups = (k + 31) / 32, blocks_per_range = (groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
     std::int64_t ranges = std::max<std::int64_t>(1, per_sm * multiprocessors(device_) / blocks_per_range);
+    ranges = std::max(ranges, (s.cols + kMaxRangeColumns - 1) / kMaxRangeColumns + 1);
     ranges = std::min(ranges, s.segments());
     const std::int64_t per_range = (s.segments() + ranges - 1) / ranges;
     ranges = (s.segments() + per_range - 1) / per_range;
-    const index_t k = s.rows, b = y.cols();
-    float* partial = nullptr;
-    RANDNLA_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&partial), sizeof(float) * ranges * k * b, stream_));
+    const std::size_t progress_bytes = sizeof(unsigned long long) * ranges, partial_bytes = sizeof(float) * ranges * k * b;
+    const std::size_t rows_bytes = columns ? sizeof(float) * s.cols * b : 0;
+    unsigned char* workspace = nullptr;
+    RANDNLA_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&workspace), progress_bytes + partial_bytes + rows_bytes, stream_));
+    auto* progress = reinterpret_cast<unsigned long long*>(workspace);
+    auto* partial = reinterpret_cast<float*>(workspace + progress_bytes);
+    RANDNLA_CUDA(cudaMemsetAsync(progress, 0, progress_bytes, stream_));
+    if (columns) {
+      auto* rows = reinterpret_cast<float*>(workspace + progress_bytes + partial_bytes);
+      to_rows_layout(a, rows);
+      a = MatrixView<const float>(rows, b, s.cols, b, MemorySpace::Device, "A in the rows layout");
+    }
     const std::int64_t blocks = (ranges * groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    row_lanes_kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream_>>>(
-        s, a, columns, per_range, partial);
-    RANDNLA_CUDA_LAUNCH("sparse projection (row lanes)");
+    const bool resident = blocks <= per_sm * multiprocessors(device_);
+    const bool narrow = (per_range << s.segment_bits) * a.ld() < (std::int64_t{1} << 32);
+    (narrow ? warp_gathers_kernel<std::uint32_t> : warp_gathers_kernel<std::uint64_t>)<<<
+        static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream_>>>(s, a, per_range, partial,
+                                                                         resident ? progress : nullptr);
+    RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream_);
-    RANDNLA_CUDA(cudaFreeAsync(partial, stream_));
+    RANDNLA_CUDA(cudaFreeAsync(workspace, stream_));
+  }
+
+  /// rows (b x D, ld b) := A^T for A D x b in the columns layout.
+  void to_rows_layout(MatrixView<const float> a, float* rows) {
+    const dim3 threads(32, 8), blocks(static_cast<unsigned>(std::min<index_t>((a.rows() + 31) / 32, 0x7fffffff)),
+                                      static_cast<unsigned>((a.cols() + 31) / 32));
+    transpose_kernel<<<blocks, threads, 0, stream_>>>(a, rows);
+    RANDNLA_CUDA_LAUNCH("sparse projection (A to the rows layout)");
   }
 
   int device_;
