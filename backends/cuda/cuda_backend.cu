@@ -112,7 +112,7 @@ class CudaBackend final : public Backend {
     provide<CholeskyQrOps>(cuda::make_cholesky_qr_ops(device_, stream_->get(), blas_.get(), ws_));
     provide<TsqrOps>(cuda::make_tsqr_ops(device_, stream_->get()));
     provide<TensorCoreTsqrOps>(cuda::make_tensor_core_tsqr_ops(device_, stream_->get()));
-    provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_->get()));
+    provide<SparseProjectionOps>(cuda::make_sparse_projection_ops(device_, stream_));
   }
 
   MemorySpace memory_space() const override { return MemorySpace::Device; }

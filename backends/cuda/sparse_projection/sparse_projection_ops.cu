@@ -88,57 +88,61 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 /// counted from the range's first fits 32 bits.
 constexpr std::int64_t kMaxRangeColumns = std::int64_t{1} << 30;
 
-/// A lane's walk along row j of S through the segments [first, last).
+/// A lane's walk along row j of S through the segments [first, last), segments and columns
+/// counted from the range's first in 32 bits.
 class LaneWalk {
  public:
   enum Step { kNonZero, kBlocked, kDone };
   __device__ LaneWalk(const SparseSignOperator& s, std::int64_t j, std::int64_t first, std::int64_t last)
-      : s_(s), j_(j), first_(first), g_(first), last_(last), base_(first << s.segment_bits) {
+      : s_(s), j_(j), first_(first), segments_(static_cast<std::int32_t>(last - first)),
+        columns_(static_cast<std::int32_t>((s.cols < (last << s.segment_bits) ? s.cols : last << s.segment_bits) -
+                                           (first << s.segment_bits))) {
     start_segment();
   }
-  /// The next non-zero's column, counted from the range's first, and its sign; kBlocked rather
-  /// than enter a segment past `limit` (counted from the range's first), kDone past the last.
-  __device__ Step next(std::uint32_t& column, bool& negative, std::int64_t limit) {
-    while (g_ < last_) {
-      if (g_ - first_ > limit) return kBlocked;
-      if ((t_ & 3u) == 0) {
-        const PhiloxCounter w = s_.block(j_, g_, t_ >> 2);
-        w0_ = w.v[0], w1_ = w.v[1], w2_ = w.v[2], w3_ = w.v[3];
-      }
-      const SparseSignOperator::Draw d = s_.draw_from(w0_);
-      w0_ = w1_, w1_ = w2_, w2_ = w3_;
-      ++t_;
-      if (d.gap < static_cast<float>(end_ - i_ - 1)) {
-        i_ += 1 + static_cast<std::int32_t>(d.gap);
-        column = static_cast<std::uint32_t>(i_), negative = d.negative;
-        return kNonZero;
-      }
-      ++g_;
-      start_segment();
+  /// The next non-zero's column and its sign; kBlocked on ending a segment or rather than enter
+  /// one past `limit`, kDone past the last.
+  __device__ Step next(std::uint32_t& column, bool& negative, std::int32_t limit) {
+    if (g_ >= segments_) return kDone;
+    if (g_ > limit) return kBlocked;
+    if ((t_ & 3u) == 0) {
+      const PhiloxCounter w = s_.block(j_, first_ + g_, t_ >> 2);
+      w0_ = w.v[0], w1_ = w.v[1], w2_ = w.v[2], w3_ = w.v[3];
     }
-    return kDone;
+    const SparseSignOperator::Draw d = s_.draw_from(w0_);
+    w0_ = w1_, w1_ = w2_, w2_ = w3_;
+    ++t_;
+    if (d.gap < static_cast<float>(end_ - i_ - 1)) {
+      i_ += 1 + static_cast<std::int32_t>(d.gap);
+      column = static_cast<std::uint32_t>(i_), negative = d.negative;
+      return kNonZero;
+    }
+    ++g_;  // the lane sits this round out rather than draw twice: its warp would wait for it
+    start_segment();
+    return g_ < segments_ ? kBlocked : kDone;
   }
-  /// The segment the walk is in, counted from the range's first; `length` once done (an empty walk
-  /// too: a lane without a row must not hold its warp back).
-  __device__ std::int64_t segment(std::int64_t length) const { return g_ < last_ ? g_ - first_ : length; }
+  /// The segment the walk is in; `segments` once done (an empty walk too: a lane without a row
+  /// must not hold its warp back).
+  __device__ std::int32_t segment(std::int32_t segments) const { return g_ < segments_ ? g_ : segments; }
 
  private:
   __device__ void start_segment() {
-    const std::int64_t begin = g_ << s_.segment_bits, end = begin + s_.segment() < s_.cols ? begin + s_.segment() : s_.cols;
-    i_ = static_cast<std::int32_t>(begin - base_) - 1;
-    end_ = static_cast<std::int32_t>(end - base_);
+    const std::int32_t begin = g_ << s_.segment_bits;
+    i_ = begin - 1;
+    end_ = columns_ - begin > static_cast<std::int32_t>(s_.segment()) ? begin + static_cast<std::int32_t>(s_.segment())
+                                                                      : columns_;
     t_ = 0;
   }
   const SparseSignOperator& s_;
-  std::int64_t j_, first_, g_, last_, base_;
-  std::int32_t i_ = 0, end_ = 0;
+  std::int64_t j_, first_;
+  std::int32_t segments_, columns_, g_ = 0, i_ = 0, end_ = 0;
   std::uint32_t t_ = 0, w0_ = 0, w1_ = 0, w2_ = 0, w3_ = 0;
 };
 
 /// How far (segments) a lane may walk ahead of its warp's slowest lane, and a warp's slowest lane
 /// ahead of its range's average one. Unbounded, the walks drifted apart and A came from DRAM 3.4
-/// times at D = 10^7 (Nsight Compute). bench_sparse_projection, H100, at D = 10^7 and 10^8: 2.0 and
-/// 7.4 ms with neither bound, 1.7-1.9 and 6.7-7.0 with either alone, 1.74-1.79 and 5.4-5.7 with both.
+/// times at D = 10^7 (Nsight Compute; 1.1 times with both). bench_sparse_projection, H100, at
+/// D = 10^7 and 10^8, before lanes sat out a round at a segment's end: 2.0 and 7.4 ms with neither
+/// bound, 1.7-1.9 and 6.7-7.0 with either alone, 1.74-1.79 and 5.4-5.7 with both.
 constexpr int kLaneLead = 1, kWarpLead = 1;
 /// A warp waits at most this many 200 ns naps for its range, then stops keeping pace: the range's
 /// slowest warp never waits, so with every warp resident the others soon go on; the bound only
@@ -151,8 +155,8 @@ constexpr int kMaxNaps = 2000;
 /// the average back.
 class RangePace {
  public:
-  __device__ RangePace(unsigned long long* sum, std::int64_t warps) : sum_(sum), warps_(warps) {}
-  __device__ void keep(std::int64_t slowest, int lane) {
+  __device__ RangePace(unsigned long long* sum, std::int32_t warps) : sum_(sum), warps_(warps) {}
+  __device__ void keep(std::int32_t slowest, int lane) {
     if (!sum_) return;
     if (slowest > published_ && lane == 0) atomicAdd(sum_, static_cast<unsigned long long>(slowest - published_));
     published_ = slowest;
@@ -163,17 +167,17 @@ class RangePace {
       }
       if (naps > 0) __nanosleep(200);
       const unsigned long long sum = lane == 0 ? *static_cast<volatile unsigned long long*>(sum_) : 0ull;
-      allowed_ = static_cast<std::int64_t>(__shfl_sync(kAll, sum, 0) / warps_) + kWarpLead;
+      allowed_ = static_cast<std::int32_t>(__shfl_sync(kAll, sum, 0) / static_cast<unsigned>(warps_)) + kWarpLead;
     }
   }
 
  private:
   unsigned long long* sum_;
-  std::int64_t warps_, published_ = 0, allowed_ = kWarpLead;
+  std::int32_t warps_, published_ = 0, allowed_ = kWarpLead;
 };
 
 /// Offset: the type the lanes share their non-zeros' offsets into A in, 32 bits where the
-/// range's elements allow (a 64-bit product per load cost a third more time at p = 1/3).
+/// range's elements allow (a 64-bit product per load took 40% longer at p = 1/3).
 template <class Offset>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
     warp_gathers_kernel(SparseSignOperator s, MatrixView<const float> a, std::int64_t per_range, float* partial,
@@ -193,13 +197,14 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
 #pragma unroll
     for (int u = 0; u < 32; ++u) acc[u] = 0.0f;
     LaneWalk walk(s, j, g0, j < s.rows ? g1 : g0);
-    RangePace pace(progress ? progress + range : nullptr, groups);
+    RangePace pace(progress ? progress + range : nullptr, static_cast<std::int32_t>(groups));
     Offset offset;
     float sign;
     // The lane's next non-zero as an offset from `first` and a sign; a blocked or finished lane's
     // reads the range's first column of A, times 0. False once every lane is done.
     const auto advance = [&] {
-      const std::int64_t slowest = __reduce_min_sync(kAll, static_cast<unsigned>(walk.segment(g1 - g0)));
+      const auto slowest = static_cast<std::int32_t>(
+          __reduce_min_sync(kAll, static_cast<unsigned>(walk.segment(static_cast<std::int32_t>(g1 - g0)))));
       pace.keep(slowest, lane);
       std::uint32_t column;
       bool negative;
@@ -225,29 +230,36 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
   }
 }
 
-/// rows (b x D, ld b) := A^T, A D x b: 32 x 32 tiles through shared memory, so that both sides
-/// are read and written a line at a time.
-__global__ void transpose_kernel(MatrixView<const float> a, float* rows) {
-  __shared__ float tile[32][33];
-  const index_t c0 = static_cast<index_t>(blockIdx.y) * 32, b = a.cols();
-  for (index_t i0 = static_cast<index_t>(blockIdx.x) * 32; i0 < a.rows(); i0 += static_cast<index_t>(gridDim.x) * 32) {
-    for (int r = threadIdx.y; r < 32; r += 8) {
-      const index_t i = i0 + threadIdx.x, c = c0 + r;
-      if (i < a.rows() && c < b) tile[r][threadIdx.x] = a.data()[i + c * a.ld()];
+constexpr int kTransposeRows = 256;
+/// rows (b x D, ld b) := A^T, A D x b, through shared memory kTransposeRows rows of A by 32 columns
+/// a block: 1 KB read from each column, rows written a line at a time (0.87 ms at D = 10^7, b = 32,
+/// on the H100; 1.04 with 32 x 32 tiles).
+__global__ void __launch_bounds__(256) transpose_kernel(MatrixView<const float> a, float* rows) {
+  __shared__ float tile[32][kTransposeRows + 1];
+  const index_t c0 = static_cast<index_t>(blockIdx.y) * 32, b = a.cols(), i0 = static_cast<index_t>(blockIdx.x) * kTransposeRows;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const index_t c = c0 + ty + 8 * r;
+#pragma unroll
+    for (int q = 0; q < kTransposeRows / 32; ++q) {
+      const index_t i = i0 + 32 * q + tx;
+      tile[ty + 8 * r][32 * q + tx] = i < a.rows() && c < b ? a.data()[i + c * a.ld()] : 0.0f;
     }
-    __syncthreads();
-    for (int r = threadIdx.y; r < 32; r += 8) {
-      const index_t i = i0 + r, c = c0 + threadIdx.x;
-      if (i < a.rows() && c < b) rows[c + i * b] = tile[threadIdx.x][r];
-    }
-    __syncthreads();
+  }
+  __syncthreads();
+  const index_t c = c0 + tx;
+#pragma unroll 8
+  for (int r = ty; r < kTransposeRows; r += 8) {
+    const index_t i = i0 + r;
+    if (i < a.rows() && c < b) rows[c + i * b] = tile[tx][r];
   }
 }
 
 class SparseProjectionKernels final : public SparseProjectionOps {
  public:
-  SparseProjectionKernels(int device, cudaStream_t stream)
-      : SparseProjectionOps(MemorySpace::Device), device_(device), stream_(stream) {}
+  SparseProjectionKernels(int device, std::shared_ptr<StreamMemory> memory)
+      : SparseProjectionOps(MemorySpace::Device), device_(device), memory_(std::move(memory)), stream_(memory_->get()) {}
 
  protected:
   std::string do_project(const SparseSignOperator& s, MatrixView<const float> a, SampleLayout layout,
@@ -255,7 +267,7 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     const DeviceScope scope(device_);
     const bool columns = layout == SampleLayout::Columns;
     if (kernel == SparseKernel::TensorCoreTiles || (kernel == SparseKernel::Auto && s.density >= kTensorCoreDensity)) {
-      project_on_tensor_cores(device_, s, a, columns, y, stream_);
+      project_on_tensor_cores(device_, s, a, columns, y, memory_);
       return "tensor-core-tiles: tiles of S in shared memory, A split as hi + lo FP16 on the Tensor Cores";
     }
     if (kernel == SparseKernel::RowWarp) {
@@ -287,8 +299,8 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     ranges = (s.segments() + per_range - 1) / per_range;
     const std::size_t progress_bytes = sizeof(unsigned long long) * ranges, partial_bytes = sizeof(float) * ranges * k * b;
     const std::size_t rows_bytes = columns ? sizeof(float) * s.cols * b : 0;
-    unsigned char* workspace = nullptr;
-    RANDNLA_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&workspace), progress_bytes + partial_bytes + rows_bytes, stream_));
+    const std::shared_ptr<void> held = StreamMemory::allocate(memory_, progress_bytes + partial_bytes + rows_bytes);
+    auto* workspace = static_cast<unsigned char*>(held.get());
     auto* progress = reinterpret_cast<unsigned long long*>(workspace);
     auto* partial = reinterpret_cast<float*>(workspace + progress_bytes);
     RANDNLA_CUDA(cudaMemsetAsync(progress, 0, progress_bytes, stream_));
@@ -305,25 +317,25 @@ class SparseProjectionKernels final : public SparseProjectionOps {
                                                                          resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream_);
-    RANDNLA_CUDA(cudaFreeAsync(workspace, stream_));
   }
 
   /// rows (b x D, ld b) := A^T for A D x b in the columns layout.
   void to_rows_layout(MatrixView<const float> a, float* rows) {
-    const dim3 threads(32, 8), blocks(static_cast<unsigned>(std::min<index_t>((a.rows() + 31) / 32, 0x7fffffff)),
-                                      static_cast<unsigned>((a.cols() + 31) / 32));
-    transpose_kernel<<<blocks, threads, 0, stream_>>>(a, rows);
+    const dim3 blocks(static_cast<unsigned>((a.rows() + kTransposeRows - 1) / kTransposeRows),
+                      static_cast<unsigned>((a.cols() + 31) / 32));
+    transpose_kernel<<<blocks, 256, 0, stream_>>>(a, rows);
     RANDNLA_CUDA_LAUNCH("sparse projection (A to the rows layout)");
   }
 
   int device_;
+  std::shared_ptr<StreamMemory> memory_;
   cudaStream_t stream_;
 };
 
 }  // namespace
 
-std::shared_ptr<SparseProjectionOps> make_sparse_projection_ops(int device, cudaStream_t stream) {
-  return std::make_shared<SparseProjectionKernels>(device, stream);
+std::shared_ptr<SparseProjectionOps> make_sparse_projection_ops(int device, std::shared_ptr<StreamMemory> memory) {
+  return std::make_shared<SparseProjectionKernels>(device, std::move(memory));
 }
 
 }  // namespace cuda

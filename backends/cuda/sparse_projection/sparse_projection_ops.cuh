@@ -6,12 +6,14 @@
 #include <memory>
 
 #include "sparse_projection/sparse_projection_ops.hpp"
+#include "cuda/stream_memory.cuh"
 
 namespace randnla {
 namespace cuda {
 
-/// The sparse projection kernels on `device`, queued on `stream`.
-std::shared_ptr<SparseProjectionOps> make_sparse_projection_ops(int device, cudaStream_t stream);
+/// The sparse projection kernels on `device`, queued on the stream of `memory`, their workspaces
+/// taken from it.
+std::shared_ptr<SparseProjectionOps> make_sparse_projection_ops(int device, std::shared_ptr<StreamMemory> memory);
 
 }  // namespace cuda
 }  // namespace randnla

@@ -159,7 +159,8 @@ void add_partial_sums(const float* partial, std::int64_t parts, index_t k, Matri
 }
 
 void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView<const float> a, bool columns,
-                             MatrixView<float> y, cudaStream_t stream) {
+                             MatrixView<float> y, const std::shared_ptr<StreamMemory>& memory) {
+  const cudaStream_t stream = memory->get();
   const index_t b = y.cols(), k = s.rows, d = s.cols;
   const int sms = multiprocessors(device);
   const std::int64_t row_tiles = (k + kTileRows - 1) / kTileRows, column_tiles = (b + kTileCols - 1) / kTileCols;
@@ -175,8 +176,8 @@ void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView
   const auto aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
   const std::size_t max_bytes = aligned(b * sizeof(std::uint32_t)), partial_bytes = aligned(partials * sizeof(float));
   const std::size_t part_bytes = static_cast<std::size_t>(parts_ld * b_padded) * sizeof(__half);
-  unsigned char* workspace = nullptr;
-  RANDNLA_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&workspace), max_bytes + partial_bytes + 2 * part_bytes, stream));
+  const std::shared_ptr<void> held = StreamMemory::allocate(memory, max_bytes + partial_bytes + 2 * part_bytes);
+  auto* workspace = static_cast<unsigned char*>(held.get());
   auto* column_max = reinterpret_cast<std::uint32_t*>(workspace);
   auto* partial = reinterpret_cast<float*>(workspace + max_bytes);
   const Parts parts{reinterpret_cast<__half*>(workspace + max_bytes + partial_bytes),
@@ -210,7 +211,6 @@ void project_on_tensor_cores(int device, const SparseSignOperator& s, MatrixView
     RANDNLA_CUDA_LAUNCH("sparse projection (Tensor Core tiles, mma.sync)");
   }
   if (splits > 1) add_partial_sums(partial, splits, k, y, stream);
-  RANDNLA_CUDA(cudaFreeAsync(workspace, stream));
 }
 
 }  // namespace cuda
