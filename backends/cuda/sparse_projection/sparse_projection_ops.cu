@@ -6,10 +6,10 @@
 //    in order: each Y(j, c) is summed in the order of i, as on the host, so Y equals the
 //    portable backend's bit for bit.
 //  - WarpGathers: a warp per 32 rows of S and a range of segments. Each lane walks one row of S
-//    and draws its next non-zero while the warp loads the 32 lanes' last ones together, a row of
-//    A per load (lane = column of A: one 128-byte line, where a lane reading a row alone touches
-//    a line per 16 bytes and keeps L1 busy), each lane holding Y's 32 rows at its column in
-//    registers. The ranges are as many as fill the GPU once, so every warp is resident; the lanes
+//    and draws its next non-zero while the warp loads the 32 lanes' last ones together, four
+//    rows of A per load where A's alignment allows (8 lanes of 4 columns a row: 128-byte lines,
+//    where a lane reading a row alone touches a line per 16 bytes and keeps L1 busy), each lane
+//    holding Y's 8 rows at its 4 columns in registers. The ranges are as many as fill the GPU once, so every warp is resident; the lanes
 //    of a warp and the warps of a range keep within a segment of each other, so the rows of A in
 //    flight lie close together and A passes through L2 about once. Each range's sums are added
 //    in order afterwards.
@@ -176,26 +176,50 @@ class RangePace {
   std::int32_t warps_, published_ = 0, allowed_ = kWarpLead;
 };
 
+/// p, hidden from the compiler's algebra: first + offset then costs one wide multiply-add a load,
+/// where the compiler would add the offset to first's index in 64 bits and scale it (four).
+__device__ __forceinline__ const float* opaque(const float* p) {
+  asm("mov.b64 %0, %0;" : "+l"(p));
+  return p;
+}
+
+/// V floats of A read by one lane in one load: float, float2 or float4.
+template <int V> struct Floats;
+template <> struct Floats<1> { using type = float; };
+template <> struct Floats<2> { using type = float2; };
+template <> struct Floats<4> { using type = float4; };
+template <int V> __device__ __forceinline__ float part(const typename Floats<V>::type& v, int w) {
+  return reinterpret_cast<const float*>(&v)[w];
+}
+
 /// Offset: the type the lanes share their non-zeros' offsets into A in, 32 bits where the
 /// range's elements allow (a 64-bit product per load took 40% longer at p = 1/3).
-template <class Offset>
+/// V: columns of A a lane reads in one load. The 32 columns of a pass are read by 32 / V lanes per
+/// row, so a load brings V rows of A (its non-zeros' rows u = V i + lane / (32 / V)) and each lane
+/// sums Y's 32 / V rows times V columns: V = 4 issues a quarter of the loads and of the offsets'
+/// and signs' shuffles of V = 1, for the same lines of A and the same sums in the same order.
+template <class Offset, int V>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
     warp_gathers_kernel(SparseSignOperator s, MatrixView<const float> a, std::int64_t per_range, float* partial,
                         unsigned long long* progress) {
+  constexpr int kLanesPerRow = 32 / V, kLoads = 32 / V;
+  using Load = typename Floats<V>::type;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const std::int64_t groups = (s.rows + 31) / 32, group = warp % groups, range = warp / groups;
-  const int lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32, slot = lane / kLanesPerRow;
   const std::int64_t j = group * 32 + lane, segments = s.segments();
   const std::int64_t g0 = range * per_range, g1 = g0 + per_range < segments ? g0 + per_range : segments;
   if (g0 >= segments) return;
   const index_t b = a.rows(), ld = a.ld();
   float* out = partial + range * s.rows * b;
   for (index_t c0 = 0; c0 < b; c0 += 32) {
-    const index_t c = c0 + lane < b ? c0 + lane : b - 1;
-    const float* first = a.data() + c + (g0 << s.segment_bits) * ld;  // A(c, the range's first column)
-    float acc[32];
+    const index_t mine = c0 + V * (lane % kLanesPerRow), c = mine < b ? mine : (b - 1) / V * V;
+    const float* first = opaque(a.data() + c + (g0 << s.segment_bits) * ld);  // A(c, the range's first column)
+    float acc[kLoads][V];
 #pragma unroll
-    for (int u = 0; u < 32; ++u) acc[u] = 0.0f;
+    for (int i = 0; i < kLoads; ++i)
+#pragma unroll
+      for (int w = 0; w < V; ++w) acc[i][w] = 0.0f;
     LaneWalk walk(s, j, g0, j < s.rows ? g1 : g0);
     RangePace pace(progress ? progress + range : nullptr, static_cast<std::int32_t>(groups));
     Offset offset;
@@ -215,26 +239,34 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
       return __any_sync(kAll, next != LaneWalk::kDone);
     };
     for (bool more = advance(); more;) {
-      float v[32];
+      Load v[kLoads];
 #pragma unroll
-      for (int u = 0; u < 32; ++u) v[u] = __ldg(first + __shfl_sync(kAll, offset, u));
+      for (int i = 0; i < kLoads; ++i)
+        v[i] = __ldg(reinterpret_cast<const Load*>(first + __shfl_sync(kAll, offset, V * i + slot)));
       const float signs = sign;
       more = advance();  // while the loads arrive
 #pragma unroll
-      for (int u = 0; u < 32; ++u) acc[u] += __shfl_sync(kAll, signs, u) * v[u];
-    }
-    if (c0 + lane < b)
+      for (int i = 0; i < kLoads; ++i) {
+        const float si = __shfl_sync(kAll, signs, V * i + slot);
 #pragma unroll
-      for (int u = 0; u < 32; ++u)
-        if (group * 32 + u < s.rows) out[group * 32 + u + (c0 + lane) * s.rows] = acc[u] * s.value;
+        for (int w = 0; w < V; ++w) acc[i][w] += si * part<V>(v[i], w);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const std::int64_t row = group * 32 + V * i + slot;
+#pragma unroll
+      for (int w = 0; w < V; ++w)
+        if (mine + w < b && row < s.rows) out[row + (mine + w) * s.rows] = acc[i][w] * s.value;
+    }
   }
 }
 
 constexpr int kTransposeRows = 256;
-/// rows (b x D, ld b) := A^T, A D x b, through shared memory kTransposeRows rows of A by 32 columns
+/// rows (b x D, ld rows_ld) := A^T, A D x b, through shared memory kTransposeRows rows of A by 32 columns
 /// a block: 1 KB read from each column, rows written a line at a time (0.87 ms at D = 10^7, b = 32,
 /// on the H100; 1.04 with 32 x 32 tiles).
-__global__ void __launch_bounds__(256) transpose_kernel(MatrixView<const float> a, float* rows) {
+__global__ void __launch_bounds__(256) transpose_kernel(MatrixView<const float> a, float* rows, index_t rows_ld) {
   __shared__ float tile[32][kTransposeRows + 1];
   const index_t c0 = static_cast<index_t>(blockIdx.y) * 32, b = a.cols(), i0 = static_cast<index_t>(blockIdx.x) * kTransposeRows;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -252,7 +284,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(MatrixView<const float> 
 #pragma unroll 8
   for (int r = ty; r < kTransposeRows; r += 8) {
     const index_t i = i0 + r;
-    if (i < a.rows() && c < b) rows[c + i * b] = tile[tx][r];
+    if (i < a.rows() && c < b) rows[c + i * rows_ld] = tile[tx][r];
   }
 }
 
@@ -286,11 +318,11 @@ class SparseProjectionKernels final : public SparseProjectionOps {
   /// As many ranges of segments as fill the GPU with warp_gathers_kernel's blocks once, each
   /// spanning at most kMaxRangeColumns of S. A in the columns layout is first copied into the
   /// rows layout (a workspace of A's size): its rows are then 128-byte lines, not 32 columns apart
-  /// (bench_sparse_projection, H100, D = 10^7: 2.26 ms with the copy against 45.9 without).
+  /// (bench_sparse_projection, H100, D = 10^7: 1.95 ms with the copy against 45.9 without).
   void project_by_warp_gathers(const SparseSignOperator& s, MatrixView<const float> a, bool columns,
                                MatrixView<float> y) {
     int per_sm = 0;
-    RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gathers_kernel<std::uint32_t>,
+    RANDNLA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, warp_gathers_kernel<std::uint32_t, 4>,
                                                                32 * kWarpsPerBlock, 0));
     const index_t k = s.rows, b = y.cols();
     const std::int64_t groups = (k + 31) / 32, blocks_per_range = (groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
@@ -299,33 +331,49 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     ranges = std::min(ranges, s.segments());
     const std::int64_t per_range = (s.segments() + ranges - 1) / ranges;
     ranges = (s.segments() + per_range - 1) / per_range;
+    const index_t rows_ld = (b + 3) / 4 * 4;  // whole float4 loads
     const std::size_t progress_bytes = sizeof(unsigned long long) * ranges, partial_bytes = sizeof(float) * ranges * k * b;
-    const std::size_t rows_bytes = columns ? sizeof(float) * s.cols * b : 0;
-    const std::shared_ptr<void> held = StreamMemory::allocate(memory_, progress_bytes + partial_bytes + rows_bytes);
-    auto* workspace = static_cast<unsigned char*>(held.get());
-    auto* progress = reinterpret_cast<unsigned long long*>(workspace);
-    auto* partial = reinterpret_cast<float*>(workspace + progress_bytes);
+    const std::size_t rows_bytes = columns ? sizeof(float) * s.cols * rows_ld : 0;
+    const std::shared_ptr<void> held = StreamMemory::allocate(memory_, rows_bytes + progress_bytes + partial_bytes);
+    auto* workspace = static_cast<unsigned char*>(held.get());  // rows first: aligned for float4 loads
+    auto* progress = reinterpret_cast<unsigned long long*>(workspace + rows_bytes);
+    auto* partial = reinterpret_cast<float*>(workspace + rows_bytes + progress_bytes);
     RANDNLA_CUDA(cudaMemsetAsync(progress, 0, progress_bytes, stream()));
     if (columns) {
-      auto* rows = reinterpret_cast<float*>(workspace + progress_bytes + partial_bytes);
-      to_rows_layout(a, rows);
-      a = MatrixView<const float>(rows, b, s.cols, b, MemorySpace::Device, "A in the rows layout");
+      auto* rows = reinterpret_cast<float*>(workspace);
+      to_rows_layout(a, rows, rows_ld);
+      a = MatrixView<const float>(rows, b, s.cols, rows_ld, MemorySpace::Device, "A in the rows layout");
     }
     const std::int64_t blocks = (ranges * groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
     const bool resident = blocks <= per_sm * multiprocessors(device_);
     const bool narrow = (per_range << s.segment_bits) * a.ld() < (std::int64_t{1} << 32);
-    (narrow ? warp_gathers_kernel<std::uint32_t> : warp_gathers_kernel<std::uint64_t>)<<<
-        static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(s, a, per_range, partial,
-                                                                         resident ? progress : nullptr);
+    const int width = load_width(a);
+    const auto kernel = narrow ? (width == 4 ? warp_gathers_kernel<std::uint32_t, 4>
+                                  : width == 2 ? warp_gathers_kernel<std::uint32_t, 2>
+                                               : warp_gathers_kernel<std::uint32_t, 1>)
+                               : (width == 4 ? warp_gathers_kernel<std::uint64_t, 4>
+                                  : width == 2 ? warp_gathers_kernel<std::uint64_t, 2>
+                                               : warp_gathers_kernel<std::uint64_t, 1>);
+    kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(s, a, per_range, partial,
+                                                                               resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream());
   }
 
-  /// rows (b x D, ld b) := A^T for A D x b in the columns layout.
-  void to_rows_layout(MatrixView<const float> a, float* rows) {
+  /// The most floats (4, 2 or 1) a lane can read at once from A in the rows layout: the width
+  /// must divide lda and the address be aligned to it (a load past column b stays inside lda).
+  static int load_width(MatrixView<const float> a) {
+    const auto address = reinterpret_cast<std::uintptr_t>(a.data());
+    for (int width = 4; width > 1; width /= 2)
+      if (a.ld() % width == 0 && address % (sizeof(float) * width) == 0) return width;
+    return 1;
+  }
+
+  /// rows (b x D, ld rows_ld) := A^T for A D x b in the columns layout.
+  void to_rows_layout(MatrixView<const float> a, float* rows, index_t rows_ld) {
     const dim3 blocks(static_cast<unsigned>((a.rows() + kTransposeRows - 1) / kTransposeRows),
                       static_cast<unsigned>((a.cols() + 31) / 32));
-    transpose_kernel<<<blocks, 256, 0, stream()>>>(a, rows);
+    transpose_kernel<<<blocks, 256, 0, stream()>>>(a, rows, rows_ld);
     RANDNLA_CUDA_LAUNCH("sparse projection (A to the rows layout)");
   }
 
