@@ -1,10 +1,12 @@
 // The gaps of the sparse sign operator's draws on the device, bit for bit the host's
-// (SparseSignOperator::gap_of) at a fraction of its cost: lg2.approx (the hardware's, as __log2f;
-// CUDA documents an absolute error of at most 2^-22 on [1/2, 2] and 2 ulp elsewhere) times
-// c = ln 2 / log(1 - p) gives each gap's floor unless the product lies within 2^-16 of it
-// (relative) plus 2^-19 |c| of an integer. The exact draw and this product differ by less than a
-// relative 2^-19 (about 4 ulp of the exact log, 2 ulp of __log2f, 2 roundings each) plus
-// 2^-22 |c|, so elsewhere both floors agree, and there the exact draw decides.
+// (SparseSignOperator::gap_of) at a fraction of its cost: lg2.approx (the hardware's, as __log2f)
+// times c = ln 2 / log(1 - p) gives each gap's floor unless the product lies within a relative
+// 2^-19 plus 2^-21 |c| of an integer; there the exact draw decides. The exact draw and the product
+// differ by less than a relative 2^-20.5 plus 2^-22.1 |c|: measured over all 2^23 uniforms, the
+// exact log's relative error is at most 2^-22.65 (philox.hpp's log_deterministic, on the host) and
+// lg2.approx's 2^-22.15 absolute on [1/2, 1) and 2^-22.06 relative below (H100); log(1 - p), c, the
+// division and the product round once each (2^-24). The margins are twice and more these bounds,
+// and Gpu.FastGapFloorsAreTheExactDraws checks every uniform at 240 densities.
 #pragma once
 
 #include <cmath>
@@ -19,9 +21,9 @@ namespace cuda {
 /// A gap past any segment's end: where the floors are capped.
 constexpr int kBeyond = 1 << 20;
 
-/// The exact draw's floor (SparseSignOperator::gap_of), capped at kBeyond: called for about one
-/// draw in 10^4 at p = 1/3, so kept out of line (inlined, its division would be issued,
-/// predicated off, for every draw).
+/// The exact draw's floor (SparseSignOperator::gap_of), capped at kBeyond: called for one draw in
+/// 10^3 to 10^5, so kept out of line (inlined, its divisions would be issued, predicated off, for
+/// every draw).
 __device__ __noinline__ static int exact_gap_floor(std::uint32_t word, float log1m_density) {
   const float exact = SparseSignOperator::gap_of(word, log1m_density);
   return exact < static_cast<float>(kBeyond) ? static_cast<int>(exact) : kBeyond;
@@ -29,16 +31,22 @@ __device__ __noinline__ static int exact_gap_floor(std::uint32_t word, float log
 
 struct FastGaps {
   float log2_to_gap;    ///< ln 2 / log(1 - p)
-  float gap_slack;      ///< 2^-19 |ln 2 / log(1 - p)|: lg2.approx's absolute error on [1/2, 1) is 2^-22
+  float gap_slack;      ///< 2^-21 |ln 2 / log(1 - p)|: lg2.approx's absolute error on [1/2, 1) is 2^-22.15
   float log1m_density;  ///< the operator's, for the exact draw
 
   static FastGaps of(const SparseSignOperator& s) {
     const double c = 0.6931471805599453 / std::log1p(-s.density);
-    return {static_cast<float>(c), static_cast<float>(std::ldexp(-c, -19)), s.log1m_density};
+    return {static_cast<float>(c), static_cast<float>(std::ldexp(-c, -21)), s.log1m_density};
+  }
+
+  /// The floor of one word's gap: the fast product's, or the exact draw's near an integer.
+  __device__ __forceinline__ int floor_of(std::uint32_t word) const {
+    const float fast = fast_gap(word);
+    return near_integer(fast) ? exact_gap_floor(word, log1m_density) : static_cast<int>(floorf(fast));
   }
 
   /// The floors of a Philox block's four gaps (one branch for the rare exact draws of the four).
-  /// A product past 2^15 is within its margin of an integer (the margin passes 1/2), so the long
+  /// A product past 2^18 is within its margin of an integer (the margin passes 1/2), so the long
   /// gaps are all exact draws, capped at kBeyond: the positions built from them cannot overflow.
   __device__ __forceinline__ void floors(const PhiloxCounter& words, int (&gaps)[4]) const {
     float fast[4];
@@ -58,7 +66,7 @@ struct FastGaps {
  private:
   /// Within the margin of an integer: |rest - 1/2| > 1/2 - margin.
   __device__ __forceinline__ bool near_integer(float fast) const {
-    return fabsf(fast - floorf(fast) - 0.5f) > 0.5f - fmaf(fast, 0x1p-16f, gap_slack);
+    return fabsf(fast - floorf(fast) - 0.5f) > 0.5f - fmaf(fast, 0x1p-19f, gap_slack);
   }
   /// lg2.approx (what __log2f runs, without its subnormal path: u >= 2^-24) of the word's
   /// uniform, times ln 2 / log(1 - p).

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "cuda/for_each.cuh"
+#include "fast_gaps.cuh"
 #include "tensor_core_tiles.cuh"
 
 namespace randnla {
@@ -93,8 +94,9 @@ constexpr std::int64_t kMaxRangeColumns = std::int64_t{1} << 30;
 class LaneWalk {
  public:
   enum Step { kNonZero, kBlocked, kDone };
-  __device__ LaneWalk(const SparseSignOperator& s, std::int64_t j, std::int64_t first, std::int64_t last)
-      : s_(s), j_(j), first_(first), segments_(static_cast<std::int32_t>(last - first)),
+  __device__ LaneWalk(const SparseSignOperator& s, const FastGaps& gaps, std::int64_t j, std::int64_t first,
+                      std::int64_t last)
+      : s_(s), gaps_(gaps), j_(j), first_(first), segments_(static_cast<std::int32_t>(last - first)),
         columns_(static_cast<std::int32_t>((s.cols < (last << s.segment_bits) ? s.cols : last << s.segment_bits) -
                                            (first << s.segment_bits))) {
     start_segment();
@@ -108,12 +110,13 @@ class LaneWalk {
       const PhiloxCounter w = s_.block(j_, first_ + g_, t_ >> 2);
       w0_ = w.v[0], w1_ = w.v[1], w2_ = w.v[2], w3_ = w.v[3];
     }
-    const SparseSignOperator::Draw d = s_.draw_from(w0_);
+    const std::int32_t gap = gaps_.floor_of(w0_);
+    negative = (w0_ & 1u) != 0u;
     w0_ = w1_, w1_ = w2_, w2_ = w3_;
     ++t_;
-    if (d.gap < static_cast<float>(end_ - i_ - 1)) {
-      i_ += 1 + static_cast<std::int32_t>(d.gap);
-      column = static_cast<std::uint32_t>(i_), negative = d.negative;
+    if (gap < end_ - i_ - 1) {
+      i_ += 1 + gap;
+      column = static_cast<std::uint32_t>(i_);
       return kNonZero;
     }
     ++g_;  // the lane sits this round out rather than draw twice: its warp would wait for it
@@ -133,6 +136,7 @@ class LaneWalk {
     t_ = 0;
   }
   const SparseSignOperator& s_;
+  const FastGaps& gaps_;
   std::int64_t j_, first_;
   std::int32_t segments_, columns_, g_ = 0, i_ = 0, end_ = 0;
   std::uint32_t t_ = 0, w0_ = 0, w1_ = 0, w2_ = 0, w3_ = 0;
@@ -200,8 +204,8 @@ template <int V> __device__ __forceinline__ float part(const typename Floats<V>:
 /// and signs' shuffles of V = 1, for the same lines of A and the same sums in the same order.
 template <class Offset, int V>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
-    warp_gathers_kernel(SparseSignOperator s, MatrixView<const float> a, std::int64_t per_range, float* partial,
-                        unsigned long long* progress) {
+    warp_gathers_kernel(SparseSignOperator s, FastGaps gaps, MatrixView<const float> a, std::int64_t per_range,
+                        float* partial, unsigned long long* progress) {
   constexpr int kLanesPerRow = 32 / V, kLoads = 32 / V;
   using Load = typename Floats<V>::type;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -220,7 +224,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
     for (int i = 0; i < kLoads; ++i)
 #pragma unroll
       for (int w = 0; w < V; ++w) acc[i][w] = 0.0f;
-    LaneWalk walk(s, j, g0, j < s.rows ? g1 : g0);
+    LaneWalk walk(s, gaps, j, g0, j < s.rows ? g1 : g0);
     RangePace pace(progress ? progress + range : nullptr, static_cast<std::int32_t>(groups));
     Offset offset;
     float sign;
@@ -354,7 +358,7 @@ class SparseProjectionKernels final : public SparseProjectionOps {
                                : (width == 4 ? warp_gathers_kernel<std::uint64_t, 4>
                                   : width == 2 ? warp_gathers_kernel<std::uint64_t, 2>
                                                : warp_gathers_kernel<std::uint64_t, 1>);
-    kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(s, a, per_range, partial,
+    kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(s, FastGaps::of(s), a, per_range, partial,
                                                                                resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream());
