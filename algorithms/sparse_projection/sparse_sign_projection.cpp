@@ -43,7 +43,7 @@ SparseProjectionResult sparse_sign_projection(Backend& b, MatrixView<const float
   res.Y = (out ? out : backend_matrices(b))(k, columns ? a.cols() : a.rows(), "Y");
   res.report.kernel = b.ops<SparseProjectionOps>().project(s, a, o.layout, o.kernel, res.Y.view());
   clock.lap("projection");
-  const bool overflowed = b.exponent_histogram(res.Y).nonfinite() > 0;  // queued behind the projection, no wait between
+  const bool overflowed = b.exponent_histogram(res.Y).nonfinite() > 0;  // one wait for both
   res.report.ms = clock.finish();
   if (overflowed) {
     require_no_nonfinite_entries(b, a);

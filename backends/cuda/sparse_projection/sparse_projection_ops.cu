@@ -9,10 +9,10 @@
 //    and draws its next non-zero while the warp loads the 32 lanes' last ones together, four
 //    rows of A per load where A's alignment allows (8 lanes of 4 columns a row: 128-byte lines,
 //    where a lane reading a row alone touches a line per 16 bytes and keeps L1 busy), each lane
-//    holding Y's 8 rows at its 4 columns in registers. The ranges are as many as fill the GPU once, so every warp is resident; the lanes
-//    of a warp and the warps of a range keep within a segment of each other, so the rows of A in
-//    flight lie close together and A passes through L2 about once. Each range's sums are added
-//    in order afterwards.
+//    holding Y's 8 rows at its 4 columns in registers. The ranges are as many as fill the GPU
+//    once, so every warp is resident; the lanes of a warp and the warps of a range keep within a
+//    segment of each other, so the rows of A in flight lie close together and A passes through L2
+//    about once. Each range's sums are added in order afterwards.
 #include "sparse_projection_ops.cuh"
 
 #include <algorithm>
@@ -358,8 +358,8 @@ class SparseProjectionKernels final : public SparseProjectionOps {
                                : (width == 4 ? warp_gathers_kernel<std::uint64_t, 4>
                                   : width == 2 ? warp_gathers_kernel<std::uint64_t, 2>
                                                : warp_gathers_kernel<std::uint64_t, 1>);
-    kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(s, FastGaps::of(s), a, per_range, partial,
-                                                                               resident ? progress : nullptr);
+    kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(
+        s, FastGaps::of(s), a, per_range, partial, resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream());
   }
