@@ -187,10 +187,9 @@ __device__ __forceinline__ const float* opaque(const float* p) {
   return p;
 }
 
-/// V floats of A read by one lane in one load: float, float2 or float4.
+/// V floats of A read by one lane in one load: float or float4.
 template <int V> struct Floats;
 template <> struct Floats<1> { using type = float; };
-template <> struct Floats<2> { using type = float2; };
 template <> struct Floats<4> { using type = float4; };
 template <int V> __device__ __forceinline__ float part(const typename Floats<V>::type& v, int w) {
   return reinterpret_cast<const float*>(&v)[w];
@@ -198,10 +197,10 @@ template <int V> __device__ __forceinline__ float part(const typename Floats<V>:
 
 /// Offset: the type the lanes share their non-zeros' offsets into A in, 32 bits where the
 /// range's elements allow (a 64-bit product per load took 40% longer at p = 1/3).
-/// V: columns of A a lane reads in one load. The 32 columns of a pass are read by 32 / V lanes per
-/// row, so a load brings V rows of A (its non-zeros' rows u = V i + lane / (32 / V)) and each lane
-/// sums Y's 32 / V rows times V columns: V = 4 issues a quarter of the loads and of the offsets'
-/// and signs' shuffles of V = 1, for the same lines of A and the same sums in the same order.
+/// V: columns of A a lane reads in one load, 4 or 1. The 32 columns of a pass are read by 32 / V
+/// lanes per row, so a load brings V rows of A (its non-zeros' rows u = V i + lane / (32 / V)) and
+/// each lane sums Y's 32 / V rows times V columns: V = 4 issues a quarter of the loads and of the
+/// offsets' and signs' shuffles of V = 1, for the same lines of A and the same sums in the same order.
 template <class Offset, int V>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
     warp_gathers_kernel(SparseSignOperator s, FastGaps gaps, MatrixView<const float> a, std::int64_t per_range,
@@ -264,6 +263,12 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
         if (mine + w < b && row < s.rows) out[row + (mine + w) * s.rows] = acc[i][w] * s.value;
     }
   }
+}
+
+/// warp_gathers_kernel reading 4 floats a load (quads) or 1.
+template <class Offset>
+auto gathers_kernel(bool quads) {
+  return quads ? warp_gathers_kernel<Offset, 4> : warp_gathers_kernel<Offset, 1>;
 }
 
 constexpr int kTransposeRows = 256;
@@ -351,26 +356,18 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     const std::int64_t blocks = (ranges * groups + kWarpsPerBlock - 1) / kWarpsPerBlock;
     const bool resident = blocks <= per_sm * multiprocessors(device_);
     const bool narrow = (per_range << s.segment_bits) * a.ld() < (std::int64_t{1} << 32);
-    const int width = load_width(a);
-    const auto kernel = narrow ? (width == 4 ? warp_gathers_kernel<std::uint32_t, 4>
-                                  : width == 2 ? warp_gathers_kernel<std::uint32_t, 2>
-                                               : warp_gathers_kernel<std::uint32_t, 1>)
-                               : (width == 4 ? warp_gathers_kernel<std::uint64_t, 4>
-                                  : width == 2 ? warp_gathers_kernel<std::uint64_t, 2>
-                                               : warp_gathers_kernel<std::uint64_t, 1>);
+    const bool quads = reads_quads(a);
+    const auto kernel = narrow ? gathers_kernel<std::uint32_t>(quads) : gathers_kernel<std::uint64_t>(quads);
     kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(
         s, FastGaps::of(s), a, per_range, partial, resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream());
   }
 
-  /// The most floats (4, 2 or 1) a lane can read at once from A in the rows layout: the width
-  /// must divide lda and the address be aligned to it (a load past column b stays inside lda).
-  static int load_width(MatrixView<const float> a) {
-    const auto address = reinterpret_cast<std::uintptr_t>(a.data());
-    for (int width = 4; width > 1; width /= 2)
-      if (a.ld() % width == 0 && address % (sizeof(float) * width) == 0) return width;
-    return 1;
+  /// Whether a lane can read 4 floats at once from A in the rows layout: lda a multiple of 4 and
+  /// the address of 16 bytes (a load past column b then stays inside lda).
+  static bool reads_quads(MatrixView<const float> a) {
+    return a.ld() % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.data()) % (4 * sizeof(float)) == 0;
   }
 
   /// rows (b x D, ld rows_ld) := A^T for A D x b in the columns layout.
