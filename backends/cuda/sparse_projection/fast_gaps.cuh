@@ -6,7 +6,7 @@
 // exact log's relative error is at most 2^-22.65 (philox.hpp's log_deterministic, on the host) and
 // lg2.approx's 2^-22.15 absolute on [1/2, 1) and 2^-22.06 relative below (H100); log(1 - p), c, the
 // division and the product round once each (2^-24). The margins are twice and more these bounds,
-// and Gpu.FastGapFloorsAreTheExactDraws checks every uniform at 240 densities.
+// and test_fast_gaps checks the errors and every uniform's floor at 240 densities.
 #pragma once
 
 #include <cmath>
@@ -63,8 +63,7 @@ struct FastGaps {
         if (near_integer(fast[w])) gaps[w] = exact_gap_floor(words.v[w], log1m_density);
   }
 
- private:
-  /// Within the margin of an integer: |rest - 1/2| > 1/2 - margin.
+  /// Within the margin of an integer (the exact draw decides): |rest - 1/2| > 1/2 - margin.
   __device__ __forceinline__ bool near_integer(float fast) const {
     return fabsf(fast - floorf(fast) - 0.5f) > 0.5f - fmaf(fast, 0x1p-19f, gap_slack);
   }
