@@ -6,8 +6,10 @@
 // Then, at D = 10^6, the densities between where warp-gathers and tensor-core-tiles cross (the
 // choice of SparseKernel::Auto).
 // Usage: bench_sparse_projection [--quick] [--layout rows|columns] [--kernel K (only K, no peer)]
+//        [--dimension D (only D at p = 1/sqrt(D))]
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -87,9 +89,11 @@ int main(int argc, char** argv) {
   SampleLayout layout = SampleLayout::Rows;
   std::vector<SparseKernel> all{SparseKernel::RowWarp, SparseKernel::WarpGathers, SparseKernel::TensorCoreTiles};
   bool peer = true;
+  index_t only = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--layout") == 0 && i + 1 < argc) layout = parse_enum<SampleLayout>(argv[++i], "--layout");
+    if (std::strcmp(argv[i], "--dimension") == 0 && i + 1 < argc) only = std::atoll(argv[++i]);
     if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
       all = {parse_enum<SparseKernel>(argv[++i], "--kernel")};
       peer = false;
@@ -104,6 +108,10 @@ int main(int argc, char** argv) {
   SparseProjectionOptions o;
   o.layout = layout;
   o.density = SparseDensity::VerySparse;
+  if (only > 0) {
+    run(*b, only, o, all);
+    return 0;
+  }
   run(*b, 10000000, o, all);
   if (!quick) run(*b, 100000000, o, all);
   o.density = SparseDensity::Achlioptas;

@@ -130,13 +130,15 @@ class Stopwatch {
 };
 
 /// Median wall time in milliseconds of `reps` runs of f after `warmups` untimed runs, each timed
-/// by the Stopwatch (benchmarks and the tool's gemm report).
+/// by its own Stopwatch from just before f is called to just after it returns, so that no run
+/// includes the previous one's waiting and reading of its marks (benchmarks and the tool's gemm
+/// report).
 inline double median_ms(Backend& b, const std::function<void()>& f, int reps = 10, int warmups = 2) {
   for (int i = 0; i < warmups; ++i) f();
-  Stopwatch clock(b);
-  clock.lap_ms("warm-up");
+  b.synchronize();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
+    Stopwatch clock(b);
     f();
     t.push_back(clock.lap_ms("run"));
   }

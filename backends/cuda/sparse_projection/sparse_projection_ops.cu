@@ -10,9 +10,10 @@
 //    rows of A per load where A's alignment allows (8 lanes of 4 columns a row: 128-byte lines,
 //    where a lane reading a row alone touches a line per 16 bytes and keeps L1 busy), each lane
 //    holding Y's 8 rows at its 4 columns in registers. The ranges are as many as fill the GPU
-//    once, so every warp is resident; the lanes of a warp and the warps of a range keep within a
-//    segment of each other, so the rows of A in flight lie close together and A passes through L2
-//    about once. Each range's sums are added in order afterwards.
+//    once, so every warp is resident; the warps of a range keep within a segment of each other,
+//    and the lanes of a warp too (in one segment where a segment holds more than 4 MB of A), so
+//    the rows of A in flight lie close together and A passes through L2 about once. Each range's
+//    sums are added in order afterwards.
 #include "sparse_projection_ops.cuh"
 
 #include <algorithm>
@@ -142,12 +143,18 @@ class LaneWalk {
   std::uint32_t t_ = 0, w0_ = 0, w1_ = 0, w2_ = 0, w3_ = 0;
 };
 
-/// How far (segments) a lane may walk ahead of its warp's slowest lane, and a warp's slowest lane
-/// ahead of its range's average one. Unbounded, the walks drifted apart and A came from DRAM 3.4
-/// times at D = 10^7 (Nsight Compute; 1.1 times with both). bench_sparse_projection, H100, at
-/// D = 10^7 and 10^8, before lanes sat out a round at a segment's end: 2.0 and 7.4 ms with neither
-/// bound, 1.7-1.9 and 6.7-7.0 with either alone, 1.74-1.79 and 5.4-5.7 with both.
-constexpr int kLaneLead = 1, kWarpLead = 1;
+/// How far (segments) a warp's slowest lane may walk ahead of its range's average one; a lane's
+/// lead on its warp's slowest lane is lane_lead() segments. Unbounded, the walks drifted apart and
+/// A came from DRAM 3.4 times at D = 10^7 (Nsight Compute; 1.1 times with both bounds at 1).
+/// bench_sparse_projection, H100, at D = 10^7 and 10^8, before lanes sat out a round at a
+/// segment's end: 2.0 and 7.4 ms with neither bound, 1.7-1.9 and 6.7-7.0 with either alone,
+/// 1.74-1.79 and 5.4-5.7 with both; a warp lead of 2 made no difference.
+constexpr int kWarpLead = 1;
+/// The lanes' lead trades their waits at segment ends against the rows of A their warps have in
+/// flight: bench_sparse_projection --dimension D on the H100 (b = 32, segments of 4, 8, 8 and 16 MB
+/// of A) gave 0.98 / 1.68 / 2.97 / 5.29-5.37 ms with a lead of one segment and 1.12-1.16 / 1.57-1.60
+/// / 3.02-3.05 / 4.82 ms with none at D = 10^7, 2 10^7, 5 10^7 and 10^8.
+constexpr std::int64_t kLeadBytes = std::int64_t{4} << 20;
 /// A warp waits at most this many 200 ns naps for its range, then stops keeping pace: the range's
 /// slowest warp never waits, so with every warp resident the others soon go on; the bound only
 /// matters where another stream's kernels keep some warps from starting.
@@ -204,7 +211,7 @@ template <int V> __device__ __forceinline__ float part(const typename Floats<V>:
 template <class Offset, int V>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
     warp_gathers_kernel(SparseSignOperator s, FastGaps gaps, MatrixView<const float> a, std::int64_t per_range,
-                        float* partial, unsigned long long* progress) {
+                        std::int32_t lane_lead, float* partial, unsigned long long* progress) {
   constexpr int kLanesPerRow = 32 / V, kLoads = 32 / V;
   using Load = typename Floats<V>::type;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -235,7 +242,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, 2)
       pace.keep(slowest, lane);
       std::uint32_t column;
       bool negative;
-      const LaneWalk::Step next = walk.next(column, negative, slowest + kLaneLead);
+      const LaneWalk::Step next = walk.next(column, negative, slowest + lane_lead);
       const bool load = next == LaneWalk::kNonZero;
       offset = load ? static_cast<Offset>(column) * static_cast<Offset>(ld) : Offset{0};
       sign = load ? (negative ? -1.0f : 1.0f) : 0.0f;
@@ -359,9 +366,16 @@ class SparseProjectionKernels final : public SparseProjectionOps {
     const bool quads = reads_quads(a);
     const auto kernel = narrow ? gathers_kernel<std::uint32_t>(quads) : gathers_kernel<std::uint64_t>(quads);
     kernel<<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, stream()>>>(
-        s, FastGaps::of(s), a, per_range, partial, resident ? progress : nullptr);
+        s, FastGaps::of(s), a, per_range, lane_lead(s, a), partial, resident ? progress : nullptr);
     RANDNLA_CUDA_LAUNCH("sparse projection (warp gathers)");
     add_partial_sums(partial, ranges, k, y, stream());
+  }
+
+  /// How far (segments) a lane may walk ahead of its warp's slowest lane: one segment where a
+  /// segment's rows of A take at most kLeadBytes, else none (a lane then waits at its segment's end
+  /// for the warp's slowest).
+  static std::int32_t lane_lead(const SparseSignOperator& s, MatrixView<const float> a) {
+    return s.segment() * a.ld() * static_cast<std::int64_t>(sizeof(float)) <= kLeadBytes ? 1 : 0;
   }
 
   /// Whether a lane can read 4 floats at once from A in the rows layout: lda a multiple of 4 and
