@@ -748,23 +748,32 @@ TEST(Gpu, SparseProjectionMatchesHost) {
   }
 }
 
-// The warp-gathers kernel over ranges of several segments (k = 4001: 16 ranges of 8 segments at
-// D = 10^6) with a warp only partly filled with rows: its lanes keep within a segment of each
-// other, and neither a lane without a row nor one done may hold the others back.
+// The warp-gathers kernel over ranges of several segments, with a warp only partly filled with
+// rows: k = 4001 at p = 1/sqrt(D), D = 10^6 (16 ranges of 8 segments of 1 MB of A: a lane leads its
+// warp's slowest by a segment) and k = 16384 at p = 10^-4, D = 2 10^6 (4 ranges of 4 segments of
+// 16 MB: a lane waits at each segment's end). Neither a lane without a row nor one done may hold
+// the others back.
 TEST(Gpu, SparseProjectionLongRangesMatchFp64) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
-  const index_t d = 1000000, b = 32, k = 4001;
-  const auto a = test::random_matrix(b, d, test::Elements::Normal, 63);
-  SparseProjectionOptions o;
-  o.layout = SampleLayout::Rows;
-  o.kernel = SparseKernel::WarpGathers;
-  const auto r = sparse_sign_projection(*dev, test::to_backend(*dev, a), k, o);
-  test::HostMatrix<float> samples(d, b);
-  for (index_t i = 0; i < d; ++i)
-    for (index_t c = 0; c < b; ++c) samples(i, c) = a(c, i);
-  const auto ref = test::sparse_projection_fp64(sparse_sign_operator(k, d, o), samples);
-  EXPECT_LT(test::relative_error(test::to_host(*dev, r.Y), ref), 1e-6) << r.report.kernel;
+  struct Case {
+    index_t d, k;
+    double p;  // 0: very sparse
+  };
+  const index_t b = 32;
+  for (const Case& c : {Case{1000000, 4001, 0.0}, Case{2000000, 16384, 1e-4}}) {
+    const auto a = test::random_matrix(b, c.d, test::Elements::Normal, 63);
+    SparseProjectionOptions o;
+    o.layout = SampleLayout::Rows;
+    o.kernel = SparseKernel::WarpGathers;
+    if (c.p > 0) o.density = SparseDensity::Given, o.density_value = c.p;
+    const auto r = sparse_sign_projection(*dev, test::to_backend(*dev, a), c.k, o);
+    test::HostMatrix<float> samples(c.d, b);
+    for (index_t i = 0; i < c.d; ++i)
+      for (index_t j = 0; j < b; ++j) samples(i, j) = a(j, i);
+    const auto ref = test::sparse_projection_fp64(sparse_sign_operator(c.k, c.d, o), samples);
+    EXPECT_LT(test::relative_error(test::to_host(*dev, r.Y), ref), 1e-6) << "D " << c.d << ": " << r.report.kernel;
+  }
 }
 
 // The sketch-preconditioned CholeskyQR on the device (SHGEMM sketch, cuSOLVER QR of it, FP64
