@@ -93,7 +93,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--layout") == 0 && i + 1 < argc) layout = parse_enum<SampleLayout>(argv[++i], "--layout");
-    if (std::strcmp(argv[i], "--dimension") == 0 && i + 1 < argc) only = std::atoll(argv[++i]);
+    if (std::strcmp(argv[i], "--dimension") == 0 && i + 1 < argc) {
+      only = static_cast<index_t>(std::strtod(argv[++i], nullptr));  // 1e7 as well as 10000000
+      require(only > 0, "--dimension", argv[i], "must be a positive number");
+    }
     if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
       all = {parse_enum<SparseKernel>(argv[++i], "--kernel")};
       peer = false;
