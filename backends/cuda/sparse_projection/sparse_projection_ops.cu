@@ -153,7 +153,8 @@ constexpr int kWarpLead = 1;
 /// The lanes' lead trades their waits at segment ends against the rows of A their warps have in
 /// flight: bench_sparse_projection --dimension D on the H100 (b = 32, segments of 4, 8, 8 and 16 MB
 /// of A) gave 0.98 / 1.68 / 2.97 / 5.29-5.37 ms with a lead of one segment and 1.12-1.16 / 1.57-1.60
-/// / 3.02-3.05 / 4.82 ms with none at D = 10^7, 2 10^7, 5 10^7 and 10^8.
+/// / 3.02-3.05 / 4.82 ms with none at D = 10^7, 2 10^7, 5 10^7 and 10^8 (each lead fixed for every D
+/// by building with kLeadBytes at 0 or past any segment's size).
 constexpr std::int64_t kLeadBytes = std::int64_t{4} << 20;
 /// A warp waits at most this many 200 ns naps for its range, then stops keeping pace: the range's
 /// slowest warp never waits, so with every warp resident the others soon go on; the bound only
