@@ -218,23 +218,34 @@ class CudaBackend final : public Backend {
   }
 
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override {
-    return histogram_of([&](unsigned long long* d) { cuda::launch_histogram(x, d, stream()); });
+    return histogram_of([&](cuda::HistogramTarget t) { cuda::launch_histogram(x, t, stream()); });
   }
   ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) override {
-    return histogram_of([&](unsigned long long* d) { cuda::launch_convert_measured(src, dst, d, stream()); });
+    return histogram_of([&](cuda::HistogramTarget t) { cuda::launch_convert_measured(src, dst, t, stream()); });
   }
-  /// The histogram that `count` adds into zeroed device bins.
+  /// The histogram `count` takes into the target it is given: the pass's last block publishes it
+  /// into a page-locked slot and leaves the device bins zero for the next.
   template <class Count>
   ExponentHistogram histogram_of(const Count& count) {
     const DeviceScope scope(device_);
-    auto* d = static_cast<unsigned long long*>(scratch(kExponentBins * sizeof(unsigned long long)));
-    RANDNLA_CUDA(cudaMemsetAsync(d, 0, kExponentBins * sizeof(unsigned long long), stream()));
-    count(d);
-    unsigned long long h[kExponentBins];
-    read_back(d, h, kExponentBins);
+    const std::shared_ptr<cuda::PinnedSlots::Slot> slot = read_back_slots_->take();
+    auto* bins = static_cast<unsigned long long*>(histogram_bins());
+    count(cuda::HistogramTarget{bins, static_cast<unsigned long long*>(slot->device_data),
+                                reinterpret_cast<unsigned int*>(bins + kExponentBins)});
+    synchronize();
+    const auto* h = static_cast<const unsigned long long*>(slot->data);
     ExponentHistogram out;
     for (int b = 0; b < kExponentBins; ++b) out.count[b] = static_cast<std::int64_t>(h[b]);
     return out;
+  }
+  /// The histograms' device bins and block counter, zeroed once: each pass leaves them zero.
+  void* histogram_bins() {
+    if (!histogram_bins_) {
+      const std::size_t bytes = kExponentBins * sizeof(unsigned long long) + sizeof(unsigned int);
+      histogram_bins_ = allocate(bytes);
+      RANDNLA_CUDA(cudaMemsetAsync(histogram_bins_.get(), 0, bytes, stream()));
+    }
+    return histogram_bins_.get();
   }
 
   double do_frobenius_norm(MatrixView<const float> x) override {
@@ -573,7 +584,7 @@ class CudaBackend final : public Backend {
   Capabilities capabilities_;
   static constexpr std::size_t kReadBackBytes = kExponentBins * sizeof(unsigned long long);
   std::shared_ptr<cuda::PinnedSlots> read_back_slots_ = std::make_shared<cuda::PinnedSlots>(device_, kReadBackBytes);
-  std::shared_ptr<void> scratch_, info_;
+  std::shared_ptr<void> scratch_, info_, histogram_bins_;
   std::size_t scratch_bytes_ = 0;
 };
 

@@ -21,19 +21,33 @@ __device__ __forceinline__ void count(unsigned int* local, float v) {
 /// entry by entry. At 35840^2 on the H100 the first runs at 2.85-3.0 TB/s (bench_dense_parts
 /// passes); the second, the only one before, ran at 1.4-1.8 TB/s (bench_lra's CUPTI timeline).
 struct HistogramPass {
-  unsigned long long* hist;
+  HistogramTarget target;  ///< bins null where no histogram is wanted
   /// The block's bins, zeroed; null where no histogram is wanted.
   __device__ unsigned int* begin(unsigned int* local) const {
-    if (!hist) return nullptr;
+    if (!target.bins) return nullptr;
     for (int b = threadIdx.x; b < kExponentBins; b += blockDim.x) local[b] = 0;
     __syncthreads();
     return local;
   }
   __device__ void end(const unsigned int* local) const {
-    if (!hist) return;
+    if (!target.bins) return;
     __syncthreads();
     for (int b = threadIdx.x; b < kExponentBins; b += blockDim.x)
-      if (local[b]) atomicAdd(&hist[b], static_cast<unsigned long long>(local[b]));
+      if (local[b]) atomicAdd(&target.bins[b], static_cast<unsigned long long>(local[b]));
+    if (target.published) publish_if_last();
+  }
+
+ private:
+  __device__ void publish_if_last() const {
+    __shared__ bool last;
+    __threadfence();  // this block's counts before its ticket
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(target.finished, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    for (int b = threadIdx.x; b < kExponentBins; b += blockDim.x)
+      target.published[b] = atomicExch(&target.bins[b], 0ull);
+    if (threadIdx.x == 0) *target.finished = 0;
   }
 };
 
@@ -72,18 +86,19 @@ __global__ void histogram_strided_kernel(MatrixView<const float> x, MatrixView<f
 }
 
 /// The pass over X (and h, empty for none) in the kernel that fits their layout.
-void histogram_pass(MatrixView<const float> x, MatrixView<fp16> h, unsigned long long* hist, cudaStream_t s) {
+void histogram_pass(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s) {
   const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
   const bool contiguous = x.ld() == x.rows() && aligned(x.data(), 16) &&
                           (h.empty() || (h.ld() == h.rows() && aligned(h.data(), 8)));
   if (contiguous) {
     const unsigned grid = std::min<unsigned>(grid_for(x.size() / 4 + 1), 2048);
     auto* bits = h.empty() ? nullptr : reinterpret_cast<std::uint16_t*>(h.data());
-    histogram_contiguous_kernel<<<grid, kThreads, 0, s>>>(x.data(), bits, x.size(), HistogramPass{hist});
+    histogram_contiguous_kernel<<<grid, kThreads, 0, s>>>(x.data(), bits, x.size(), HistogramPass{target});
   } else {
-    histogram_strided_kernel<<<std::min<unsigned>(grid_for(x.size()), 1024), kThreads, 0, s>>>(x, h, HistogramPass{hist});
+    const unsigned grid = std::min<unsigned>(grid_for(x.size()), 1024);
+    histogram_strided_kernel<<<grid, kThreads, 0, s>>>(x, h, HistogramPass{target});
   }
-  RANDNLA_CUDA_LAUNCH(h.empty() ? "histogram" : hist ? "convert f32->f16, measured" : "convert f32->f16");
+  RANDNLA_CUDA_LAUNCH(h.empty() ? "histogram" : target.bins ? "convert f32->f16, measured" : "convert f32->f16");
 }
 
 template <class T>
@@ -208,7 +223,7 @@ void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStr
            [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j)); });
 }
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s) {
-  if (!src.empty()) histogram_pass(src, dst, nullptr, s);
+  if (!src.empty()) histogram_pass(src, dst, HistogramTarget{nullptr}, s);
 }
 void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f16->f32",
@@ -269,11 +284,11 @@ void launch_zero_lower(MatrixView<double> g, cudaStream_t s) {
     if (i > j) at(g, i, j) = 0.0;
   });
 }
-void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s) {
-  if (!x.empty()) histogram_pass(x, MatrixView<fp16>(), hist, s);
+void launch_histogram(MatrixView<const float> x, HistogramTarget target, cudaStream_t s) {
+  if (!x.empty()) histogram_pass(x, MatrixView<fp16>(), target, s);
 }
-void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, unsigned long long* hist, cudaStream_t s) {
-  if (!x.empty()) histogram_pass(x, h, hist, s);
+void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s) {
+  if (!x.empty()) histogram_pass(x, h, target, s);
 }
 template <class T>
 void sum_squares(MatrixView<const T> x, double* out, cudaStream_t s) {

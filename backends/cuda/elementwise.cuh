@@ -26,10 +26,20 @@ void launch_scale(const float* scale, MatrixView<float> x, bool by_row, cudaStre
 void launch_scale(const double* scale, MatrixView<double> x, bool by_row, cudaStream_t s);
 void launch_add_to_diagonal(MatrixView<double> g, double shift, cudaStream_t s);
 void launch_zero_lower(MatrixView<double> g, cudaStream_t s);
-/// hist[256] += counts of x's non-zero elements per FP32 exponent (hist zeroed by the caller).
-void launch_histogram(MatrixView<const float> x, unsigned long long* hist, cudaStream_t s);
-/// h := x rounded to FP16, and x's exponent histogram added into hist (zeroed by the caller), in one pass.
-void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, unsigned long long* hist, cudaStream_t s);
+/// Where a histogram pass counts: `bins` (256, on the device, zero before the pass) and, where
+/// `published` is given (page-locked host memory mapped for the device), the pass's last block
+/// copies the bins there and leaves `bins` and `finished` (its block counter, zero before the pass)
+/// zero again: the caller then needs neither a memset nor a copy, each a few microseconds of
+/// waiting on the device between short steps.
+struct HistogramTarget {
+  unsigned long long* bins;
+  unsigned long long* published = nullptr;
+  unsigned int* finished = nullptr;
+};
+/// Counts of x's non-zero elements per FP32 exponent, added into the target's bins.
+void launch_histogram(MatrixView<const float> x, HistogramTarget target, cudaStream_t s);
+/// h := x rounded to FP16, and x's exponent histogram added into the target's bins, in one pass.
+void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s);
 /// *out += sum of squares of x, in FP64 (out zeroed by the caller).
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
 void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s);

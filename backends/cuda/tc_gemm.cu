@@ -457,7 +457,7 @@ Planned plan_on_device(const TcOperand* a, const TcOperand* b, TensorCore tc, Tc
     if (ops[o] == nullptr || tc == TensorCore::TF32) continue;
     const TcOperand& x = *ops[o];
     launch_histogram(MatrixView<const float>(static_cast<const float*>(x.data), x.rows, x.cols, x.ld, MemorySpace::Device),
-                     hist + o * kExponentBins, s);
+                     HistogramTarget{hist + o * kExponentBins}, s);
   }
   plan_kernel<<<1, kPlanThreads, 0, s>>>(
       a ? hist : nullptr, b ? hist + kExponentBins : nullptr, tc, planned.plan,
