@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <limits>
 
@@ -178,6 +179,30 @@ TEST(Fp16, BrokenRoundingIsCaught) {
   const float x = 1.0f + 0x1p-11f + 0x1p-20f;
   const std::uint16_t truncated = static_cast<std::uint16_t>(float_to_half_bits(x) - 1);
   EXPECT_FALSE(is_correctly_rounded(x, truncated));
+}
+
+// convert_measured(src, dst, e) rounds 2^e src to FP16 once (the reference: the exact value in
+// double against FP16's neighbours), and its histogram is src's own, unscaled.
+TEST(Fp16, ConvertMeasuredScalesByAPowerOfTwoBeforeItsOneRounding) {
+  auto b = make_backend(BackendKind::Host);
+  const auto r = test::random_matrix(37, 29, test::Elements::Normal, 7);
+  Matrix<float> x(*b, 37, 29, "X");
+  for (index_t j = 0; j < 29; ++j)
+    for (index_t i = 0; i < 37; ++i) x.view()(i, j) = static_cast<float>(r(i, j)) * (1.0f + 0x1p-12f);
+  x.view()(0, 0) = 1.0f + 0x1p-11f + 0x1p-20f;  // just above a tie after any power of two
+  Matrix<fp16> h(*b, 37, 29, "H");
+  for (int e : {0, -7, 9, -20}) {
+    const ExponentHistogram got = b->convert_measured(x, h.view(), e);
+    for (index_t j = 0; j < 29; ++j)
+      for (index_t i = 0; i < 37; ++i) {
+        const float scaled = std::ldexp(x.view()(i, j), e);
+        ASSERT_TRUE(is_correctly_rounded(scaled, h.view()(i, j).bits)) << "exponent " << e << " at " << i << "," << j;
+      }
+    const ExponentHistogram want = b->exponent_histogram(x);
+    EXPECT_EQ(0, std::memcmp(got.count, want.count, sizeof(want.count))) << "exponent " << e;
+  }
+  EXPECT_NE(invalid_message([&] { b->convert_measured(x, h.view(), 128); }).find("exponent"), std::string::npos);
+  EXPECT_NE(invalid_message([&] { b->convert_measured(x, h.view(), -127); }).find("-127"), std::string::npos);
 }
 
 TEST(Tf32, RoundToNearestTiesAway) {

@@ -1189,6 +1189,12 @@ TEST(Gpu, ElementwisePassesEqualTheHostsOnEveryLayout) {
     EXPECT_EQ(0, std::memcmp(got.count, want.count, sizeof(want.count))) << c.name;
     EXPECT_EQ(0, std::memcmp(separate.count, want.count, sizeof(want.count))) << c.name;
     EXPECT_EQ(want.nonfinite(), 2) << c.name;
+    for (int e : {-9, 17}) {  // scaled on the way: the host's FP16 bits, and the unscaled histogram
+      host->convert_measured(hb, hh.view(), e);
+      EXPECT_EQ(0, std::memcmp(dev->convert_measured(db, dh.view(), e).count, want.count, sizeof(want.count))) << c.name;
+      dev->copy(MatrixView<const fp16>(dh.view()), h.view());
+      EXPECT_EQ(0, std::memcmp(h.data(), hh.data(), sizeof(fp16) * c.rows * c.cols)) << c.name << " exponent " << e;
+    }
     std::int64_t counted = 0;
     for (std::int64_t k : got.count) counted += k;
     EXPECT_EQ(counted, c.rows * c.cols - 1) << c.name;

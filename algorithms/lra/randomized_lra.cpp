@@ -42,10 +42,10 @@ int largest_exponent(const ExponentHistogram& h) {
 }
 int largest_exponent(Backend& b, MatrixView<const float> x) { return largest_exponent(b.exponent_histogram(x)); }
 
-/// FP16 products round A itself: refused where its largest entry (A's histogram h) leaves FP16's
-/// normal range.
-void require_fp16_range(const ExponentHistogram& h) {
-  const int e = largest_exponent(h);
+/// FP16 products round 2^exponent A: refused where its largest entry (from A's histogram h) leaves
+/// FP16's normal range.
+void require_fp16_range(const ExponentHistogram& h, int exponent = 0) {
+  const int e = largest_exponent(h) + exponent;
   require(e >= -14 && e < kFp16TargetExponent + 1, "products", "fp16",
           "A's largest entry is about 2^" + std::to_string(e) +
               ", outside FP16's normal range [2^-14, 2^15): use split or auto, which scale");
@@ -58,12 +58,12 @@ Matrix<fp16> half_of(Backend& b, MatrixView<const float> x) {
   return h;
 }
 
-/// A rounded to FP16 once for 16|32 and 16|16, refused as require_fp16_range says: the check
-/// rides on the conversion's pass over A (a pass of its own over a 35840^2 A took 3.4-3.9 ms on
-/// the H100, a fifth of the whole 16|32 run at k = 1024).
-Matrix<fp16> checked_half_of(Backend& b, MatrixView<const float> a) {
+/// 2^exponent A rounded to FP16 once for 16|32 and 16|16, refused as require_fp16_range says: the
+/// check and the scale ride on the conversion's pass over A (a pass of its own over a 35840^2 A
+/// took 3.4-3.9 ms on the H100, a fifth of the whole 16|32 run at k = 1024).
+Matrix<fp16> checked_half_of(Backend& b, MatrixView<const float> a, int exponent) {
   Matrix<fp16> h(b, a.rows(), a.cols(), "FP16");
-  require_fp16_range(b.convert_measured(a, h.view()));
+  require_fp16_range(b.convert_measured(a, h.view(), exponent), exponent);
   return h;
 }
 
@@ -94,14 +94,20 @@ bool runs_split(const Run& r) {
   return r.o.products == LraProducts::Split || (r.o.products == LraProducts::Auto && r.b.capabilities().tensor_cores);
 }
 
+/// 16|32 and 16|16: A rounded to FP16 once, for both products.
+bool rounds_once(const Run& r) {
+  return r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
+}
+
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
-/// written into x (m x k) and y (n x k). With 16|32 and 16|16, A is rounded to FP16 once for both
-/// products (refused outside FP16's range: checked_half_of).
+/// written into x (m x k) and y (n x k). With 16|32 and 16|16, 2^exponent A is rounded to FP16 once
+/// for both products (refused outside FP16's range: checked_half_of) and Y scaled back (Q is the
+/// same for any scale of A); the other variants take A as it is (exponent 0).
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
-              MatrixView<float> y) {
+              MatrixView<float> y, int exponent = 0) {
   const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
-  const bool once = r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
-  const Matrix<fp16> a16 = once ? checked_half_of(r.b, a) : Matrix<fp16>();
+  const bool once = rounds_once(r);
+  const Matrix<fp16> a16 = once ? checked_half_of(r.b, a, exponent) : Matrix<fp16>();
   const RandomOperator omega({n, l, Distribution::Gaussian}, state);
   // Without oversampling B, Q and A^T Q are X and Y themselves: no copies of their first k columns.
   Matrix<float> own_q = l > k ? Matrix<float>(r.b, m, l, "B") : Matrix<float>();
@@ -126,6 +132,7 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
     r.b.copy(MatrixView<const float>(q.block(0, 0, m, k)), x);
     r.b.copy(MatrixView<const float>(at_q.block(0, 0, n, k)), y);
   }
+  if (exponent != 0) r.b.scale(std::ldexp(1.0f, -exponent), y);
   r.clock.lap("products");
 }
 
@@ -135,9 +142,10 @@ void subtract(Run& r, MatrixView<const float> x, MatrixView<const float> y, Matr
   r.clock.lap("residual");
 }
 
-/// E := A - X Y^T with FP32 accuracy: the product written alone and A added in one pass, since a
-/// product that reads its C runs several times slower on the Tensor Core kernels for this shape
-/// (bench_lra's residual rows); in place when E is A.
+/// E := A - X Y^T with FP32 accuracy: the product written alone and A added in one pass, since
+/// a product on C = E in place would need A copied into E first, and that copy costs more than
+/// the in-place product saves (bench_lra's residual rows: 9.3 against 11.1 ms at 35840^2, k = 256,
+/// on the H100); in place when E is A.
 void first_residual(Run& r, MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y,
                     MatrixView<float> e) {
   if (e.data() == a.data() && e.ld() == a.ld()) return subtract(r, x, y, e);
@@ -188,40 +196,55 @@ void recompress(Run& r, MatrixView<const float> x, MatrixView<const float> y, in
   r.clock.lap("recompression");
 }
 
-/// The power of two E is scaled by: its largest entry to 2^14, or with 16|16, whose FP16 partial
-/// sums grow to E's row and column norms, ||E||_F to 2^14.
+/// The power of two the FP16 products see E scaled by: its largest entry to 2^14, or with 16|16,
+/// whose FP16 partial sums grow to E's row and column norms, ||E||_F to 2^14; within FP32's powers
+/// of two, [2^-126, 2^127] (a residual whose largest entry is below 2^-113 is scaled by 2^127 and
+/// no further). 0 for the FP32, TF32 and split products, which need none (and so skip the pass
+/// over E that measures it).
 int residual_scale(Run& r, MatrixView<const float> e) {
-  if (r.o.products != LraProducts::FP16All) return kFp16TargetExponent - largest_exponent(r.b, e);
-  const double norm = r.b.frobenius_norm(e);
-  return norm > 0 ? kFp16TargetExponent - static_cast<int>(std::ceil(std::log2(norm))) : 0;
+  int s = 0;
+  if (r.o.products == LraProducts::FP16 || r.o.products == LraProducts::FP16Once) {
+    s = kFp16TargetExponent - largest_exponent(r.b, e);
+  } else if (r.o.products == LraProducts::FP16All) {
+    const double norm = r.b.frobenius_norm(e);
+    s = norm > 0 ? kFp16TargetExponent - static_cast<int>(std::ceil(std::log2(norm))) : 0;
+  }
+  return std::clamp(s, -126, 127);
 }
 
-/// The refinement loop (Algorithm 5) on E, which holds A - X Y^T times 2^sigma: E's scale is ours to
-/// choose, and residual_scale's lets the low-precision products see no FP16 underflow or overflow
-/// whatever the residual's size. Returns the rank reached.
+/// randLRA(E) of rank 2k (Algorithm 5, step 3) into x2 and y2, whatever E's size: the FP16
+/// products see E times residual_scale's power of two (no FP16 underflow or overflow). 16|32 and
+/// 16|16 scale it on the way into FP16; 32|32 rounds E inside each product, so E itself is scaled
+/// there, and back when `keep_e` (another step or a tolerance check reads it).
+void refinement_step(Run& r, MatrixView<float> e, index_t k, const RngState& state, MatrixView<float> x2,
+                     MatrixView<float> y2, bool keep_e) {
+  const int s = residual_scale(r, e);
+  if (rounds_once(r) || s == 0) return rand_lra(r, e, 2 * k, state, x2, y2, s);
+  r.b.scale(std::ldexp(1.0f, s), e);
+  rand_lra(r, e, 2 * k, state, x2, y2);
+  r.b.scale(std::ldexp(1.0f, -s), y2);
+  if (keep_e) r.b.scale(std::ldexp(1.0f, -s), e);
+}
+
+/// The refinement loop (Algorithm 5) on E = A - X Y^T. Returns the rank reached.
 index_t refine(Run& r, MatrixView<float> e, MatrixView<float> x, MatrixView<float> y, index_t k, double norm_a,
                RngState state) {
   const index_t m = e.rows(), n = e.cols();
   index_t rank = k;
-  int sigma = 0;
   for (int step = 0; step < r.o.refinements; ++step) {
     if (r.o.tolerance > 0) {
-      r.report.residuals.push_back(std::ldexp(r.b.frobenius_norm(e), -sigma) / norm_a);
+      r.report.residuals.push_back(r.b.frobenius_norm(e) / norm_a);
       if (r.report.residuals.back() <= r.o.tolerance) return rank;
     }
-    const int s = residual_scale(r, e);
-    r.b.scale(std::ldexp(1.0f, s), e);
-    sigma += s;
     state = state.next();
     const MatrixView<float> x2 = x.block(0, rank, m, 2 * k), y2 = y.block(0, rank, n, 2 * k);
-    rand_lra(r, e, 2 * k, state, x2, y2);
+    const bool keep_e = step + 1 < r.o.refinements || r.o.tolerance > 0;
+    refinement_step(r, e, k, state, x2, y2, keep_e);
     rank += 2 * k;
     ++r.report.refinements;
-    if (step + 1 < r.o.refinements || r.o.tolerance > 0) subtract(r, x2, y2, e);
-    r.b.scale(std::ldexp(1.0f, -sigma), y2);
+    if (keep_e) subtract(r, x2, y2, e);
   }
-  if (r.o.tolerance > 0 && r.o.refinements > 0)
-    r.report.residuals.push_back(std::ldexp(r.b.frobenius_norm(e), -sigma) / norm_a);
+  if (r.o.tolerance > 0 && r.o.refinements > 0) r.report.residuals.push_back(r.b.frobenius_norm(e) / norm_a);
   return rank;
 }
 

@@ -54,8 +54,8 @@ struct LraOptions {
   double tolerance = 0;
   bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k
   /// The refinement's m x n FP32 buffer for E (LayoutLeft, in the backend's memory); empty (the
-  /// default): allocated per call. A itself may be passed, to save that memory: A then holds E
-  /// scaled by a power of two on return.
+  /// default): allocated per call. A itself may be passed, to save that memory: A is then
+  /// overwritten (its contents on return unspecified).
   MatrixView<float> residual_buffer;
   Progress progress;          ///< called after each phase with its name and milliseconds
 };
@@ -87,9 +87,10 @@ struct LraResult {
 /// Y = A^T Q; X = Q and Y keep their first k columns (Algorithm 1).
 /// Refinement (Algorithm 5): E = A - X Y^T with FP32 accuracy (Split products on Tensor Cores,
 /// SGEMM elsewhere), then each step appends randLRA(E) of rank 2k, its Omega drawn from the state
-/// the last one left, and subtracts it from E when another step or a tolerance check follows. E is
-/// scaled by a power of two that puts its largest entry at 2^14, so that the refinement's products
-/// see no FP16 underflow or overflow whatever the residual's size. With `recompress`, X Y^T is then
+/// the last one left, and subtracts it from E when another step or a tolerance check follows. The
+/// FP16 products see E scaled by a power of two that puts its largest entry at 2^14 (16|16: its
+/// Frobenius norm), so that they meet no FP16 underflow or overflow whatever the residual's size;
+/// 16|32 and 16|16 scale it in their conversion to FP16, 32|32 in place. With `recompress`, X Y^T is then
 /// truncated to rank k by a randomized SVD of the implicit product (k + 10 columns, one power
 /// iteration, all through the thin factors): X has orthonormal columns scaled by the singular
 /// values, Y orthonormal columns. (The QR-QR-SVD route needs the SVD of an r x r core that is

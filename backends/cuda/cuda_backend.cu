@@ -220,8 +220,8 @@ class CudaBackend final : public Backend {
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override {
     return histogram_of([&](cuda::HistogramTarget t) { cuda::launch_histogram(x, t, stream()); });
   }
-  ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) override {
-    return histogram_of([&](cuda::HistogramTarget t) { cuda::launch_convert_measured(src, dst, t, stream()); });
+  ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst, float scale) override {
+    return histogram_of([&](cuda::HistogramTarget t) { cuda::launch_convert_measured(src, dst, scale, t, stream()); });
   }
   /// The histogram `count` takes into the target it is given: the pass's last block publishes it
   /// into a page-locked slot and leaves the device bins zero for the next.

@@ -53,7 +53,8 @@ struct HistogramPass {
 
 __device__ __forceinline__ std::uint16_t half_bits(float v) { return __half_as_ushort(__float2half_rn(v)); }
 
-__global__ void histogram_contiguous_kernel(const float* x, std::uint16_t* h, index_t n, HistogramPass pass) {
+// h gets each x times `scale`, a power of two (exact in FP32), rounded to FP16 once.
+__global__ void histogram_contiguous_kernel(const float* x, std::uint16_t* h, float scale, index_t n, HistogramPass pass) {
   __shared__ unsigned int bins[kExponentBins];
   unsigned int* local = pass.begin(bins);
   const index_t first = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x;
@@ -61,42 +62,43 @@ __global__ void histogram_contiguous_kernel(const float* x, std::uint16_t* h, in
   for (index_t q = first; q < quads; q += stride) {
     const float4 v = reinterpret_cast<const float4*>(x)[q];
     if (h)
-      reinterpret_cast<uint2*>(h)[q] = make_uint2(half_bits(v.x) | (static_cast<unsigned>(half_bits(v.y)) << 16),
-                                                  half_bits(v.z) | (static_cast<unsigned>(half_bits(v.w)) << 16));
+      reinterpret_cast<uint2*>(h)[q] =
+          make_uint2(half_bits(v.x * scale) | (static_cast<unsigned>(half_bits(v.y * scale)) << 16),
+                     half_bits(v.z * scale) | (static_cast<unsigned>(half_bits(v.w * scale)) << 16));
     count(local, v.x), count(local, v.y), count(local, v.z), count(local, v.w);
   }
   for (index_t e = 4 * quads + first; e < n; e += stride) {
-    if (h) h[e] = half_bits(x[e]);
+    if (h) h[e] = half_bits(x[e] * scale);
     count(local, x[e]);
   }
   pass.end(local);
 }
 
-__global__ void histogram_strided_kernel(MatrixView<const float> x, MatrixView<fp16> h, HistogramPass pass) {
+__global__ void histogram_strided_kernel(MatrixView<const float> x, MatrixView<fp16> h, float scale, HistogramPass pass) {
   __shared__ unsigned int bins[kExponentBins];
   unsigned int* local = pass.begin(bins);
   const index_t rows = x.rows(), n = rows * x.cols();
   for (index_t e = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; e < n;
        e += static_cast<index_t>(gridDim.x) * blockDim.x) {
     const float v = at(x, e % rows, e / rows);
-    if (!h.empty()) at(h, e % rows, e / rows) = fp16{half_bits(v)};
+    if (!h.empty()) at(h, e % rows, e / rows) = fp16{half_bits(v * scale)};
     count(local, v);
   }
   pass.end(local);
 }
 
-/// The pass over X (and h, empty for none) in the kernel that fits their layout.
-void histogram_pass(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s) {
+/// The pass over X (and h := scale X in FP16, empty for none) in the kernel that fits their layout.
+void histogram_pass(MatrixView<const float> x, MatrixView<fp16> h, float scale, HistogramTarget target, cudaStream_t s) {
   const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
   const bool contiguous = x.ld() == x.rows() && aligned(x.data(), 16) &&
                           (h.empty() || (h.ld() == h.rows() && aligned(h.data(), 8)));
   if (contiguous) {
     const unsigned grid = std::min<unsigned>(grid_for(x.size() / 4 + 1), 2048);
     auto* bits = h.empty() ? nullptr : reinterpret_cast<std::uint16_t*>(h.data());
-    histogram_contiguous_kernel<<<grid, kThreads, 0, s>>>(x.data(), bits, x.size(), HistogramPass{target});
+    histogram_contiguous_kernel<<<grid, kThreads, 0, s>>>(x.data(), bits, scale, x.size(), HistogramPass{target});
   } else {
     const unsigned grid = std::min<unsigned>(grid_for(x.size()), 1024);
-    histogram_strided_kernel<<<grid, kThreads, 0, s>>>(x, h, HistogramPass{target});
+    histogram_strided_kernel<<<grid, kThreads, 0, s>>>(x, h, scale, HistogramPass{target});
   }
   RANDNLA_CUDA_LAUNCH(h.empty() ? "histogram" : target.bins ? "convert f32->f16, measured" : "convert f32->f16");
 }
@@ -223,7 +225,7 @@ void launch_convert(MatrixView<const double> src, MatrixView<float> dst, cudaStr
            [=] __device__(index_t i, index_t j) { at(dst, i, j) = static_cast<float>(at(src, i, j)); });
 }
 void launch_convert(MatrixView<const float> src, MatrixView<fp16> dst, cudaStream_t s) {
-  if (!src.empty()) histogram_pass(src, dst, HistogramTarget{nullptr}, s);
+  if (!src.empty()) histogram_pass(src, dst, 1.0f, HistogramTarget{nullptr}, s);
 }
 void launch_convert(MatrixView<const fp16> src, MatrixView<float> dst, cudaStream_t s) {
   for_each(src.rows(), src.cols(), s, "convert f16->f32",
@@ -285,10 +287,11 @@ void launch_zero_lower(MatrixView<double> g, cudaStream_t s) {
   });
 }
 void launch_histogram(MatrixView<const float> x, HistogramTarget target, cudaStream_t s) {
-  if (!x.empty()) histogram_pass(x, MatrixView<fp16>(), target, s);
+  if (!x.empty()) histogram_pass(x, MatrixView<fp16>(), 1.0f, target, s);
 }
-void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s) {
-  if (!x.empty()) histogram_pass(x, h, target, s);
+void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, float scale, HistogramTarget target,
+                             cudaStream_t s) {
+  if (!x.empty()) histogram_pass(x, h, scale, target, s);
 }
 template <class T>
 void sum_squares(MatrixView<const T> x, double* out, cudaStream_t s) {

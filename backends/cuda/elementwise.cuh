@@ -38,8 +38,10 @@ struct HistogramTarget {
 };
 /// Counts of x's non-zero elements per FP32 exponent, added into the target's bins.
 void launch_histogram(MatrixView<const float> x, HistogramTarget target, cudaStream_t s);
-/// h := x rounded to FP16, and x's exponent histogram added into the target's bins, in one pass.
-void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, HistogramTarget target, cudaStream_t s);
+/// h := scale x rounded to FP16 (scale a power of two), and x's exponent histogram added into the
+/// target's bins, in one pass.
+void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, float scale, HistogramTarget target,
+                             cudaStream_t s);
 /// *out += sum of squares of x, in FP64 (out zeroed by the caller).
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
 void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s);

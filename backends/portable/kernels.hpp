@@ -57,7 +57,8 @@ struct ToFloat {
   KOKKOS_INLINE_FUNCTION float operator()(fp16 v) const { return to_float(v); }
 };
 struct ToHalf {
-  KOKKOS_INLINE_FUNCTION fp16 operator()(float v) const { return to_fp16(v); }
+  float scale = 1.0f;  ///< a power of two, so the product is exact before the one rounding
+  KOKKOS_INLINE_FUNCTION fp16 operator()(float v) const { return to_fp16(v * scale); }
 };
 struct RoundToTf32 {
   KOKKOS_INLINE_FUNCTION float operator()(float v) const { return round_to_tf32(v); }

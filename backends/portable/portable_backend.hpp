@@ -90,6 +90,10 @@ class PortableBackend final : public Backend {
   void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) override { portable::scale(exec_, s, x, by_row); }
   void do_add_to_diagonal(MatrixView<double> g, double shift) override { portable::add_to_diagonal(exec_, g, shift); }
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override { return portable::exponent_histogram(exec_, x); }
+  ExponentHistogram do_convert_measured(MatrixView<const float> s, MatrixView<fp16> d, float scale) override {
+    portable::map(exec_, s, d, ToHalf{scale});
+    return portable::exponent_histogram(exec_, s);
+  }
   double do_frobenius_norm(MatrixView<const float> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
   double do_frobenius_norm(MatrixView<const double> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
 

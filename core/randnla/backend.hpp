@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -76,12 +77,16 @@ class Backend : public DeviceContext {
   /// Rounded to nearest; beyond FP16's range -> +-Inf (callers that cannot accept that scale first).
   void convert(MatrixView<const float> src, MatrixView<fp16> dst) { same_shape(src, dst), do_convert(src, dst); }
   void convert(MatrixView<const fp16> src, MatrixView<float> dst) { same_shape(src, dst), do_convert(src, dst); }
-  /// convert() to FP16 that also returns src's exponent_histogram (blocks, as exponent_histogram
-  /// does): one pass over src where the backend fuses the two (the CUDA backend), so that a check
-  /// of src's range costs no second pass over a large operand.
-  ExponentHistogram convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) {
+  /// dst := 2^exponent src rounded to FP16 (to nearest; the power of two is exact in FP32, and
+  /// what leaves FP16's range goes to +-Inf or below its normal range as convert() has it),
+  /// returning src's own exponent_histogram, unscaled (blocks, as exponent_histogram does): one
+  /// pass over src where the backend fuses the two (the CUDA backend), so that a check of src's
+  /// range, or scaling it into FP16's, costs no other pass over a large operand. Throws
+  /// InvalidArgument for an exponent outside [-126, 127].
+  ExponentHistogram convert_measured(MatrixView<const float> src, MatrixView<fp16> dst, int exponent = 0) {
     same_shape(src, dst);
-    return src.empty() ? ExponentHistogram{} : do_convert_measured(src, dst);
+    require(exponent >= -126 && exponent <= 127, "exponent", exponent, "must be in [-126, 127]");
+    return src.empty() ? ExponentHistogram{} : do_convert_measured(src, dst, std::ldexp(1.0f, exponent));
   }
   /// dst := src^T.
   void transpose(MatrixView<const float> src, MatrixView<float> dst) {
@@ -270,10 +275,8 @@ class Backend : public DeviceContext {
   virtual void do_scale(MatrixView<const double> s, MatrixView<double> x, bool by_row) = 0;
   virtual void do_add_to_diagonal(MatrixView<double> g, double shift) = 0;
   virtual ExponentHistogram do_exponent_histogram(MatrixView<const float> x) = 0;
-  virtual ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst) {
-    do_convert(src, dst);
-    return do_exponent_histogram(src);
-  }
+  /// scale: a power of two.
+  virtual ExponentHistogram do_convert_measured(MatrixView<const float> src, MatrixView<fp16> dst, float scale) = 0;
   virtual double do_frobenius_norm(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const double> x) = 0;
   /// precision.mode is FP32, TF32, FP16 (operands known to fit) or Split.
