@@ -35,22 +35,13 @@ struct GemmArgs {
   const DevicePlan* plan;
 };
 
-/// C(i, j) as the product finds it: what beta multiplies (0 where beta is 0 or (i, j) is outside C).
-/// A kernel that reads a whole tile's C(i, j) before storing any of them has the loads in flight
-/// together; read one by one next to the stores, each load waits for the store before it, which
-/// may alias it as far as the compiler knows (a product with beta != 0 took 5x the time of one
-/// without on a 35840^2 C, bench_lra's residual rows).
-__device__ __forceinline__ float c_before(const GemmArgs& args, index_t i, index_t j) {
-  return args.beta == 0.0f || i >= args.m || j >= args.n ? 0.0f : args.c[i + j * args.ldc];
-}
-
-/// C(i, j) = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * before, inside the matrix only,
-/// `before` being c_before(args, i, j).
+/// C(i, j) = alpha * 2^-(sa+sb) * (main + corr * 2^-11) + beta * C(i, j), inside the matrix only.
 __device__ __forceinline__ void store_c(const GemmArgs& args, float unscale, index_t i, index_t j, float main,
-                                        float corr, float before) {
+                                        float corr) {
   if (i >= args.m || j >= args.n) return;
   const float v = args.alpha * (unscale * (main + corr * kSplitShiftInverse));
-  args.c[i + j * args.ldc] = args.beta == 0.0f ? v : v + args.beta * before;
+  float* cij = args.c + i + j * args.ldc;
+  *cij = args.beta == 0.0f ? v : v + args.beta * *cij;
 }
 
 /// store_c where the split sum is finite; elsewhere the element is left for the non-finite
@@ -60,7 +51,7 @@ __device__ __forceinline__ void store_or_leave(const GemmArgs& args, const tc::N
                                                float unscale, index_t i, index_t j, float main, float corr) {
   if (i >= args.m || j >= args.n) return;
   if (isfinite(main + corr * kSplitShiftInverse))
-    store_c(args, unscale, i, j, main, corr, c_before(args, i, j));
+    store_c(args, unscale, i, j, main, corr);
   else
     tc::leave_for_epilogue(nonfinite, i, j, args.m), tc::raise_flag(nonfinite);
 }

@@ -293,14 +293,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     // wgmma's accumulator layout: element e of a thread is row +8*((e>>1)&1), column 8*(e>>2) + (e&1).
     auto row = [&](int e) { return row0 + 8 * ((e >> 1) & 1); };
     auto col = [&](int e, index_t col_offset) { return col0 + col_offset + 8 * (e >> 2) + (e & 1); };
-    // (i, j) of C for element e: C's tile, or its transpose's.
-    auto at = [&](int e, index_t col_offset) {
-      const index_t r = row(e), c = col(e, col_offset);
-      return args.transpose_c ? make_longlong2(c, r) : make_longlong2(r, c);
-    };
-    auto store = [&](int e, index_t col_offset, float v, float old) {
-      const longlong2 ij = at(e, col_offset);
-      store_c(args.c_args, unscale_p, ij.x, ij.y, v, 0.0f, old);
+    auto store = [&](int e, index_t col_offset, float v) {
+      if (args.transpose_c)
+        store_c(args.c_args, unscale_p, col(e, col_offset), row(e), v, 0.0f);
+      else
+        store_c(args.c_args, unscale_p, row(e), col(e, col_offset), v, 0.0f);
     };
     // A pair's u (w_even + w_odd) - v w_odd is Inf - Inf where u is infinite, and can overflow where
     // the sum does not: elements that end non-finite are left as they are for the non-finite
@@ -312,29 +309,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int e = 0; e < kAcc; ++e) mask |= std::uint64_t{non_finite(main_acc[e])} << e;
 #pragma unroll
     for (int e = 0; e < 4; ++e) mask_x |= unsigned{Tl::kExtraN8 && non_finite(main_x[e])} << e;
-    // C's old values (c_before) read kChunk at a time before their stores: loads in flight together,
-    // in registers the consumer has to spare (the whole tile's at once spilled).
-    constexpr int kChunk = 8;
 #pragma unroll
-    for (int e0 = 0; e0 < kAcc; e0 += kChunk) {
-      float before[kChunk];
-#pragma unroll
-      for (int q = 0; q < kChunk; ++q) before[q] = c_before(args.c_args, at(e0 + q, 0).x, at(e0 + q, 0).y);
-#pragma unroll
-      for (int q = 0; q < kChunk; ++q)
-        if (!((mask >> (e0 + q)) & 1)) store(e0 + q, 0, main_acc[e0 + q], before[q]);
-    }
+    for (int e = 0; e < kAcc; ++e)
+      if (!((mask >> e) & 1)) store(e, 0, main_acc[e]);
     if (Tl::kExtraN8) {
-      float before[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) before[e] = c_before(args.c_args, at(e, 128).x, at(e, 128).y);
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        if (!((mask_x >> e) & 1)) store(e, 128, main_x[e], before[e]);
+        if (!((mask_x >> e) & 1)) store(e, 128, main_x[e]);
     }
     auto leave = [&](int e, index_t col_offset) {
-      const longlong2 ij = at(e, col_offset);
-      if (ij.x < args.c_args.m && ij.y < args.c_args.n) leave_for_epilogue(args.nonfinite, ij.x, ij.y, args.c_args.m);
+      const index_t r = row(e), c = col(e, col_offset);
+      const index_t i = args.transpose_c ? c : r, j = args.transpose_c ? r : c;
+      if (i < args.c_args.m && j < args.c_args.n) leave_for_epilogue(args.nonfinite, i, j, args.c_args.m);
     };
     // Rare, kept out of the unrolled path: a rolled walk over the elements left.
 #pragma unroll 1
