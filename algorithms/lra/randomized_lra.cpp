@@ -142,10 +142,10 @@ void subtract(Run& r, MatrixView<const float> x, MatrixView<const float> y, Matr
   r.clock.lap("residual");
 }
 
-/// E := A - X Y^T with FP32 accuracy: the product written alone and A added in one pass, since
-/// a product on C = E in place would need A copied into E first, and that copy costs more than
-/// the in-place product saves (bench_lra's residual rows: 9.3 against 11.1 ms at 35840^2, k = 256,
-/// on the H100); in place when E is A.
+/// E := A - X Y^T with FP32 accuracy: the product written alone and A added in one pass, since a
+/// product that reads its C runs about twice as long on the Tensor Core kernels for this shape
+/// (bench_lra's residual rows: 21.8 against 11.2 ms at 35840^2, k = 256, on the H100; the kernel
+/// notes say why); in place when E is A.
 void first_residual(Run& r, MatrixView<const float> a, MatrixView<const float> x, MatrixView<const float> y,
                     MatrixView<float> e) {
   if (e.data() == a.data() && e.ld() == a.ld()) return subtract(r, x, y, e);
