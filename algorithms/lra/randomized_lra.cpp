@@ -102,7 +102,7 @@ bool rounds_once(const Run& r) {
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
 /// written into x (m x k) and y (n x k). With 16|32 and 16|16, 2^exponent A is rounded to FP16 once
 /// for both products (refused outside FP16's range: checked_half_of) and Y scaled back (Q is the
-/// same for any scale of A); the other variants take A as it is (exponent 0).
+/// same for any scale of A); the other variants take A as it is, whatever the exponent.
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
               MatrixView<float> y, int exponent = 0) {
   const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
@@ -132,7 +132,7 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
     r.b.copy(MatrixView<const float>(q.block(0, 0, m, k)), x);
     r.b.copy(MatrixView<const float>(at_q.block(0, 0, n, k)), y);
   }
-  if (exponent != 0) r.b.scale(std::ldexp(1.0f, -exponent), y);
+  if (once && exponent != 0) r.b.scale(std::ldexp(1.0f, -exponent), y);
   r.clock.lap("products");
 }
 
