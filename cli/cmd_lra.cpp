@@ -39,7 +39,10 @@ int run_lra(int argc, char** argv) {
               "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | "
               "auto")
       .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | tsqr | auto")
-      .option("refinements", "1", "refinement steps for the refined rows (each adds rank 2k), recompressed to k")
+      .option("refinements", "1", "refinement steps for the refined rows")
+      .option("refinement", "residual",
+              "residual (the paper's Algorithm 5: each step adds rank 2k, recompressed to k) | subspace (FP32-accurate "
+              "half power iterations, rank k, no m x n buffer)")
       .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");
   if (!parse_command(o, argc, argv, "lra",
                      "Randomized LRA A ~ X Y^T, each product variant with and without refinement; writes X.npy and "
@@ -58,10 +61,11 @@ int run_lra(int argc, char** argv) {
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
   opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   const int refinements = static_cast<int>(o.integer("refinements"));
+  opt.refinement = parse_enum<LraRefinement>(o.text("refinement"), "--refinement");
   opt.tolerance = o.real("tolerance");
   const index_t k = o.integer("rank");
-  std::printf("rank k = %lld, oversampling p = %lld, refinement steps %d (recompressed to k)\n",
-              static_cast<long long>(k), static_cast<long long>(opt.oversampling), refinements);
+  std::printf("rank k = %lld, oversampling p = %lld, refinement steps %d (%s, rank k)\n", static_cast<long long>(k),
+              static_cast<long long>(opt.oversampling), refinements, to_string(opt.refinement));
   std::printf("%-9s %-8s %10s %12s %6s %10s\n", "products", "refined", "ms", "rel. error", "steps", "peak MiB");
   LraResult first;
   for (LraProducts p : variants)

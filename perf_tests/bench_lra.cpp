@@ -3,7 +3,8 @@
 //   gemm: B = A Omega (m x n by n x k) in each product variant, TFLOP/s = 2 m n k / time;
 //   qr:   an orthonormal basis of an m x k matrix (and of 16384 x 512): Householder (geqrf + orgqr)
 //         against CholeskyQR with its Gram matrix in FP64 (the paper's dcholQR);
-//   lra:  randLRA without and with refinement, every variant: time, effective TFLOP/s with the
+//   lra:  randLRA without and with refinement (the paper's residual refinement, and our subspace
+//         refinement from a TF32 or 16|32 sketch), every variant: time, effective TFLOP/s with the
 //         paper's count 4mnk + 2nk^2 - 2k^3/3 for every variant, ||A - X Y^T||_F / ||A||_F (FP32
 //         residual, FP64 norm), the library's peak device memory besides A, and the speed-up over
 //         the FP32 baseline (SGEMM + Householder). tf32 + Householder is what a cuBLAS user gets.
@@ -100,6 +101,7 @@ struct LraVariant {
   Orthonormalizer orthonormalizer;
   int refinements;
   bool recompress;
+  LraRefinement refinement = LraRefinement::Residual;
 };
 
 void lra_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
@@ -117,6 +119,12 @@ void lra_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
       {"fp16-once refined", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, false},
       {"fp16-all refined x2", LraProducts::FP16All, Orthonormalizer::CholeskyQR, 2, false},
       {"fp16-once refined, rank k", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, true},
+      {"tf32 subspace-refined", LraProducts::TF32, Orthonormalizer::CholeskyQR, 1, false, LraRefinement::Subspace},
+      {"fp16-once subspace-refined", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, false,
+       LraRefinement::Subspace},
+      {"tf32 subspace-refined, auto QR", LraProducts::TF32, Orthonormalizer::Auto, 1, false, LraRefinement::Subspace},
+      {"fp16-once subspace-refined, auto QR", LraProducts::FP16Once, Orthonormalizer::Auto, 1, false,
+       LraRefinement::Subspace},
   };
   for (index_t k : ranks) {
     const Matrix<float> a = rank_k_matrix(b, size, size, k);
@@ -126,7 +134,7 @@ void lra_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
     for (const LraVariant& v : variants) {
       LraOptions o;
       o.products = v.products, o.orthonormalizer = v.orthonormalizer, o.refinements = v.refinements;
-      o.recompress = v.recompress;
+      o.recompress = v.recompress, o.refinement = v.refinement;
       LraResult r;
       const int reps = k >= 512 ? 3 : 5;
       b.reset_peak_memory();
@@ -134,7 +142,7 @@ void lra_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
       const double ms = median_of(b, [&] { r = randomized_lra(b, a, k, o); }, reps);
       const double peak_gib = static_cast<double>(b.memory_use().peak_bytes - before) / (1 << 30);
       if (baseline == 0) baseline = ms;
-      std::printf("lra k=%-5ld %-27s %9.3f ms %8.1f TFLOP/s  error %.3e  rank %5ld  peak %6.2f GiB  %5.2fx  [%s] %s\n",
+      std::printf("lra k=%-5ld %-36s %9.3f ms %8.1f TFLOP/s  error %.3e  rank %5ld  peak %6.2f GiB  %5.2fx  [%s] %s\n",
                   static_cast<long>(k), v.name, ms, flops / ms * 1e-9, lra_error(b, a, r, norm_a),
                   static_cast<long>(r.X.cols()), peak_gib, baseline / ms, r.report.phases.to_string().c_str(),
                   r.report.orthonormalizers.empty() ? "" : r.report.orthonormalizers.back().c_str());

@@ -114,6 +114,23 @@ with tempfile.TemporaryDirectory() as d:
         failures.append("lra")
     expect_error("lra rank", ["lra", "--input", low, "--rank", "60", "--output", os.path.join(d, "lra2")], "60")
 
+    # lra --refinement subspace: every variant's refined row (16|16's too) at the FP32 level, rank k.
+    checks += 1
+    sub_out = os.path.join(d, "lra-subspace")
+    code, out_text, err = run("lra", "--input", low, "--rank", "5", "--output", sub_out, "--backend", "host",
+                              "--refinement", "subspace")
+    rows = {(r[0], r[1]): float(r[3]) for r in (l.split() for l in out_text.splitlines())
+            if len(r) == 6 and r[1] in ("yes", "no")}
+    shapes = [np.load(os.path.join(sub_out, f)).shape for f in ("X.npy", "Y.npy")] if code == 0 else []
+    ok = (code == 0 and len(rows) == 12 and shapes == [(80, 5), (50, 5)]
+          and all(rows[(p, "yes")] <= 2 * rows[("fp32", "no")] + 1e-6
+                  for p in ("fp32", "tf32", "fp16", "fp16-once", "fp16-all", "split")))
+    print(("PASS " if ok else "FAIL ") + "lra subspace: %s" % (rows if ok else (code, out_text, err.strip())))
+    if not ok:
+        failures.append("lra subspace")
+    expect_error("lra refinement", ["lra", "--input", low, "--rank", "5", "--output", os.path.join(d, "lra3"),
+                                    "--refinement", "power"], "power")
+
     checks += 1
     samples = os.path.join(d, "samples.npy")
     np.save(samples, rng.standard_normal((300, 5000)).astype(np.float32))

@@ -640,7 +640,8 @@ TEST(Gpu, RsvdOnDeviceMatchesHost) {
 // The RSVD's small SVD on the device (cuSOLVER Xsyevd + CholeskyQR) against the same on the host.
 // The randomized LRA on the device, every product variant with and without one refinement step:
 // within 2x of the host's error on the paper's rank-k matrices (the same Omega on both), and the
-// refined 32|32 and 16|32 variants at the FP32 baseline; the FP16 x FP16 products it uses for 16|32
+// refined 32|32 and 16|32 variants at the FP32 baseline, subspace refinement too (one step or two,
+// from five sketches, Auto's in TF32); the FP16 x FP16 products it uses for 16|32
 // (FP32 sums) and 16|16 (FP16 sums and C) against FP64.
 TEST(Gpu, LraOnDeviceMatchesHost) {
   RANDNLA_REQUIRE_GPU();
@@ -670,6 +671,19 @@ TEST(Gpu, LraOnDeviceMatchesHost) {
   const double recompressed = error(*dev, randomized_lra(*dev, da, k, o));
   std::printf("lra fp16-once refined, recompressed to rank k: device %.3e\n", recompressed);
   EXPECT_LE(recompressed, 2 * fp32 + 1e-7);
+  o.refinement = LraRefinement::Subspace;
+  for (LraProducts p : {LraProducts::TF32, LraProducts::FP16Once, LraProducts::FP16All, LraProducts::Split,
+                        LraProducts::Auto})
+    for (int steps : {1, 2}) {
+      o.products = p, o.refinements = steps;
+      const LraResult r = randomized_lra(*dev, da, k, o);
+      const double ed = error(*dev, r), eh = error(*host, randomized_lra(*host, a.cview(), k, o));
+      std::printf("lra %s, %d subspace steps: device %.3e, host %.3e\n", to_string(p), steps, ed, eh);
+      EXPECT_EQ(r.X.cols(), k) << to_string(p);
+      EXPECT_EQ(r.report.products, p == LraProducts::Auto ? "tf32" : to_string(p));
+      EXPECT_LE(ed, 2 * fp32 + 1e-7) << to_string(p) << " " << steps;
+      EXPECT_LE(ed, 2 * eh + 1e-7) << to_string(p) << " " << steps;
+    }
   const index_t pm = 300, pn = 200, pk = 1000;
   auto pa = test::random_matrix(pm, pk, Elements::Normal, 83), pb = test::random_matrix(pk, pn, Elements::Normal, 84);
   for (float& v : pa.data) v = to_float(to_fp16(v));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "common/checks.hpp"
 #include "rsvd/svd_through_gram.hpp"
@@ -99,20 +100,13 @@ bool rounds_once(const Run& r) {
   return r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
 }
 
-/// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
-/// written into x (m x k) and y (n x k). With 16|32 and 16|16, 2^exponent A is rounded to FP16 once
-/// for both products (refused outside FP16's range: checked_half_of) and Y scaled back (Q is the
-/// same for any scale of A); the other variants take A as it is, whatever the exponent.
-void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
-              MatrixView<float> y, int exponent = 0) {
-  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
-  const bool once = rounds_once(r);
-  const Matrix<fp16> a16 = once ? checked_half_of(r.b, a, exponent) : Matrix<fp16>();
-  const RandomOperator omega({n, l, Distribution::Gaussian}, state);
-  // Without oversampling B, Q and A^T Q are X and Y themselves: no copies of their first k columns.
-  Matrix<float> own_q = l > k ? Matrix<float>(r.b, m, l, "B") : Matrix<float>();
-  const MatrixView<float> q = l > k ? own_q.view() : x;
-  if (once)
+/// Q := orth(A Omega) (m x l, Omega drawn from `state`) in the products' precision (Algorithm 1,
+/// steps 1-3); a16 is A in FP16 for 16|32 and 16|16 (rounds_once), else empty.
+void range_basis(Run& r, MatrixView<const float> a, const Matrix<fp16>& a16, const RngState& state,
+                 MatrixView<float> q) {
+  const index_t n = a.cols();
+  const RandomOperator omega({n, q.cols(), Distribution::Gaussian}, state);
+  if (rounds_once(r))
     half_product(r, Op::N, a16, half_omega(r, omega, n), q);
   else if (runs_split(r))  // SHGEMM: Omega in FP16 needs no split of its own
     r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<fp16>(r.b), 0.0f, q, r.precision);
@@ -122,6 +116,21 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
   r.clock.lap("products");
   r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q, r.o.orthonormalizer)));
   r.clock.lap("orthonormalisation");
+}
+
+/// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
+/// written into x (m x k) and y (n x k). With 16|32 and 16|16, 2^exponent A is rounded to FP16 once
+/// for both products (refused outside FP16's range: checked_half_of) and Y scaled back (Q is the
+/// same for any scale of A); the other variants take A as it is, whatever the exponent.
+void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
+              MatrixView<float> y, int exponent = 0) {
+  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
+  const bool once = rounds_once(r);
+  const Matrix<fp16> a16 = once ? checked_half_of(r.b, a, exponent) : Matrix<fp16>();
+  // Without oversampling B, Q and A^T Q are X and Y themselves: no copies of their first k columns.
+  Matrix<float> own_q = l > k ? Matrix<float>(r.b, m, l, "B") : Matrix<float>();
+  const MatrixView<float> q = l > k ? own_q.view() : x;
+  range_basis(r, a, a16, state, q);
   Matrix<float> own_at_q = l > k ? Matrix<float>(r.b, n, l, "Y") : Matrix<float>();
   const MatrixView<float> at_q = l > k ? own_at_q.view() : y;
   if (once)
@@ -134,6 +143,69 @@ void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& stat
   }
   if (once && exponent != 0) r.b.scale(std::ldexp(1.0f, -exponent), y);
   r.clock.lap("products");
+}
+
+/// The basis x rounded to FP16 after scaling its largest entry into [1, 2): only the span of the
+/// product it feeds matters, and the scale keeps a tall basis's small entries out of FP16's
+/// subnormals.
+Matrix<fp16> half_basis(Backend& b, MatrixView<const float> x) {
+  Matrix<fp16> h(b, x.rows(), x.cols(), "FP16 basis");
+  b.convert_measured(x, h.view(), -largest_exponent(b, x));
+  return h;
+}
+
+/// A ~ left right^T (m x l and n x l, l > k), one of them orthonormal (`basis_on_right` says
+/// which), truncated to rank k by the SVD of the other, F = U S W^T (through its Gram matrix):
+/// X = U_k S_k and Y = V W_k when F = A V, X = Q W_k S_k and Y = U_k when F = A^T Q.
+void truncate_to_rank(Run& r, MatrixView<const float> left, MatrixView<const float> right, bool basis_on_right,
+                      index_t k, const MatrixAllocator& outputs, LraResult& res) {
+  const MatrixView<const float> f = basis_on_right ? left : right, basis = basis_on_right ? right : left;
+  const index_t l = f.cols();
+  Matrix<float> u(r.b, f.rows(), l, "U"), s(r.b, l, 1, "S"), w(r.b, l, l, "W");
+  svd_through_gram(r.b, f, u.view(), s.view(), w.view());
+  Matrix<float> uk = outputs(f.rows(), k, basis_on_right ? "X" : "Y"), bk = outputs(basis.rows(), k, basis_on_right ? "Y" : "X");
+  r.b.copy(MatrixView<const float>(u.view().block(0, 0, f.rows(), k)), uk.view());
+  r.b.product(Op::N, Op::N, 1.0f, basis, MatrixView<const float>(w.view().block(0, 0, l, k)), 0.0f, bk,
+              ProductPrecision::automatic());
+  res.X = basis_on_right ? std::move(uk) : std::move(bk);
+  res.Y = basis_on_right ? std::move(bk) : std::move(uk);
+  r.b.scale_columns(MatrixView<const float>(s.view().block(0, 0, k, 1)), res.X.view());
+  r.clock.lap("recompression");
+}
+
+/// randLRA with subspace refinement (LraRefinement::Subspace): Q = orth(A Omega) in the products'
+/// precision, then each step replaces the basis by orth(A^T Q) or orth(A V), A times the basis in
+/// FP16 (SHGEMM on Tensor Cores), and the factor on the other side of the last basis is A times
+/// the basis as it is (TCEC): A ~ Q (A^T Q)^T or (A V) V^T, truncated to rank k where p > 0. Both
+/// products are FP32-accurate: the Split kernels add each K slice's sum outside the Tensor Core,
+/// whose own accumulation truncates. (Through A split into two stored FP16 terms and cuBLAS's FP16
+/// GEMM, whose FP32 sums stay in the Tensor Cores, one step reached only 4.8e-5 at m = n = 35840,
+/// k = 256 on the H100, against 6.4e-7.)
+void subspace_lra(Run& r, MatrixView<const float> a, index_t k, const MatrixAllocator& outputs, LraResult& res) {
+  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
+  // Without oversampling the two bases are X and Y themselves.
+  Matrix<float> left = l > k ? Matrix<float>(r.b, m, l, "Q") : outputs(m, k, "X");
+  Matrix<float> right = l > k ? Matrix<float>(r.b, n, l, "V") : outputs(n, k, "Y");
+  range_basis(r, a, rounds_once(r) ? checked_half_of(r.b, a, 0) : Matrix<fp16>(), RngState{r.o.seed, 0},
+              left.view());
+  const ProductPrecision accurate = ProductPrecision::automatic();
+  bool basis_on_right = false;
+  for (int step = 0; step < r.o.refinements; ++step, ++r.report.refinements) {
+    const MatrixView<float> from = basis_on_right ? right.view() : left.view();
+    const MatrixView<float> to = basis_on_right ? left.view() : right.view();
+    r.b.product(basis_on_right ? Op::N : Op::T, Op::N, 1.0f, a, half_basis(r.b, from), 0.0f, to, accurate);
+    r.clock.lap("products");
+    r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, to, r.o.orthonormalizer)));
+    r.clock.lap("orthonormalisation");
+    basis_on_right = !basis_on_right;
+  }
+  if (basis_on_right)
+    r.b.product(Op::N, Op::N, 1.0f, a, right, 0.0f, left, accurate);
+  else
+    r.b.product(Op::T, Op::N, 1.0f, a, left, 0.0f, right, accurate);
+  r.clock.lap("products");
+  if (l > k) return truncate_to_rank(r, left, right, basis_on_right, k, outputs, res);
+  res.X = std::move(left), res.Y = std::move(right);
 }
 
 /// E -= X Y^T with FP32 accuracy (Split on Tensor Cores, FP32 elsewhere).
@@ -255,8 +327,11 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
   const index_t m = a.rows(), n = a.cols();
   require(o.refinements >= 0, "refinements", o.refinements, "must be >= 0");
   require(o.tolerance >= 0, "tolerance", o.tolerance, "must be >= 0");
+  const bool subspace = o.refinement == LraRefinement::Subspace;
+  require(!subspace || o.tolerance == 0, "tolerance", o.tolerance,
+          "applies to residual refinement only: subspace refinement forms no residual to check");
   require_rank_arguments(m, n, k, o.oversampling, 0);
-  if (o.refinements > 0) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
+  if (o.refinements > 0 && !subspace) require_rank_arguments(m, n, 2 * k, o.oversampling, 0);
   require_space(a, b.memory_space(), "A");
   if (!o.residual_buffer.empty()) {
     require_shape(o.residual_buffer, m, n, "residual_buffer");
@@ -271,6 +346,17 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
 
   const RngState state{o.seed, 0};
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
+  if (o.refinements > 0 && subspace) {
+    // Auto: the subspace step leaves the sketch nothing to be accurate about, so the fastest sketch
+    // that takes A's whole range (TF32; measured against Split's on the H100: bench_lra.md).
+    LraOptions sketch_options = o;
+    if (o.products == LraProducts::Auto && b.capabilities().tensor_cores) sketch_options.products = LraProducts::TF32;
+    Run sketch_run{b, sketch_options, precision_of(sketch_options.products), res.report, clock};
+    res.report.products = to_string(sketch_options.products);
+    subspace_lra(sketch_run, a, k, outputs, res);
+    clock.finish();
+    return res;
+  }
   if (o.refinements == 0) {  // Algorithm 1 alone writes the results in place
     res.X = outputs(m, k, "X"), res.Y = outputs(n, k, "Y");
     rand_lra(run, a, k, state, res.X.view(), res.Y.view());

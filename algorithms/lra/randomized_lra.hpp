@@ -2,7 +2,8 @@
 // (Baboulin, Donfack, Kaya, Mary & Robeyns, "Mixed precision randomized low-rank approximation
 // with GPU tensor cores", 2024): randLRA (their Algorithm 1) with the products in a chosen
 // precision and CholeskyQR in FP64 (Algorithm 3), refinement on the residual (Algorithms 4-5),
-// and, beyond the paper, recompression of the refined factors to the rank asked for.
+// and, beyond the paper, recompression of the refined factors to the rank asked for and subspace
+// refinement (FP32-accurate half power iterations from a low-precision sketch, rank k).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,8 @@ enum class LraProducts {
              ///< refused (InvalidArgument) where a partial sum still overflows FP16
   Split,     ///< A split into two FP16 (or TF32) terms, FP32 accuracy: SHGEMM with Omega in FP16 for
              ///< A Omega, TCEC for A^T Q
-  Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere
+  Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere; the sketch of subspace
+             ///< refinement in TF32 there (LraRefinement::Subspace)
 };
 
 inline const EnumNames<LraProducts>& names_of(LraProducts) {
@@ -40,6 +42,28 @@ inline const EnumNames<LraProducts>& names_of(LraProducts) {
   return names;
 }
 
+/// How refinement steps improve randLRA's factors.
+enum class LraRefinement {
+  /// The paper's Algorithm 5: each step appends randLRA(E, 2k) of the residual E = A - X Y^T
+  /// (formed in FP32, m x n), so the rank grows by 2k a step; recompression brings it back to k.
+  Residual,
+  /// Beyond the paper: each step replaces the basis by that of A^T Q (or A V), with FP32-accurate
+  /// products and the basis rounded to FP16 as their second operand (SHGEMM on Tensor Cores, FP32
+  /// elsewhere), and the last step's factor on the other side comes from an FP32-accurate product
+  /// (TCEC) too. A half power iteration (Halko, Martinsson & Tropp 2011, Algorithm 4.4) whose
+  /// products meet FP32 accuracy where the sketch's did not: the span that A's rounding to FP16
+  /// (or TF32) perturbed by cond(A Omega) u_16 is recomputed from A itself, and A's own range
+  /// makes A^T Q well conditioned whatever the sketch's conditioning. The rank stays k; no m x n
+  /// buffer.
+  Subspace
+};
+
+inline const EnumNames<LraRefinement>& names_of(LraRefinement) {
+  static const EnumNames<LraRefinement> names{{LraRefinement::Residual, "residual"},
+                                              {LraRefinement::Subspace, "subspace"}};
+  return names;
+}
+
 struct LraOptions {
   index_t oversampling = 0;   ///< p: Omega has k + p columns (the paper's runs use p = 0)
   std::uint64_t seed = 42;
@@ -47,27 +71,31 @@ struct LraOptions {
   /// CholeskyQR factors its Gram matrix in FP64 (the paper's dcholQR, Algorithm 3); Auto adds
   /// passes while the basis is not orthonormal to FP32 precision and falls back to Householder.
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR;
-  int refinements = 0;        ///< refinement steps (Algorithm 5), at most; each adds rank 2k
-  /// 0: run every refinement step; > 0: stop refining once the refined factors (before any
+  int refinements = 0;        ///< refinement steps, at most (Residual: each adds rank 2k)
+  LraRefinement refinement = LraRefinement::Residual;
+  /// Residual refinement only (InvalidArgument with Subspace, which forms no residual). 0: run
+  /// every refinement step; > 0: stop refining once the refined factors (before any
   /// recompression) meet ||A - X Y^T||_F <= tolerance ||A||_F (each check costs the residual the
   /// next step needs anyway; recompression to rank k adds the rank-k truncation's error).
   double tolerance = 0;
-  bool recompress = true;     ///< after refinement, truncate X Y^T back to rank k
-  /// The refinement's m x n FP32 buffer for E (LayoutLeft, in the backend's memory); empty (the
-  /// default): allocated per call. A itself may be passed, to save that memory: A is then
-  /// overwritten (its contents on return unspecified).
+  bool recompress = true;     ///< after residual refinement, truncate X Y^T back to rank k
+  /// The residual refinement's m x n FP32 buffer for E (LayoutLeft, in the backend's memory);
+  /// empty (the default): allocated per call. A itself may be passed, to save that memory: A is
+  /// then overwritten (its contents on return unspecified). Subspace refinement needs none.
   MatrixView<float> residual_buffer;
   Progress progress;          ///< called after each phase with its name and milliseconds
 };
 
 /// What ran and how long each phase took (milliseconds, the device synchronised at each phase).
-/// Phases: "products", "orthonormalisation", "residual", "recompression".
+/// Phases: "products", "orthonormalisation", "residual", "recompression" (subspace refinement's
+/// truncation to rank k too).
 struct LraReport {
   std::string backend;
-  std::string products;                       ///< the products asked for, e.g. "fp16"
+  std::string products;                       ///< the products asked for, e.g. "fp16" (Auto with
+                                              ///< subspace refinement: the sketch's, "tf32" or "auto")
   std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
-  /// ||A - X Y^T||_F / ||A||_F of the factors before each refinement step (and after the last
-  /// one when a tolerance is given)
+  /// ||A - X Y^T||_F / ||A||_F of the factors before each residual refinement step (and after the
+  /// last one when a tolerance is given)
   std::vector<double> residuals;
   int refinements = 0;                        ///< the steps that ran
   PhaseReport phases;
@@ -76,8 +104,8 @@ struct LraReport {
 
 struct LraResult {
   Matrix<float> X;  ///< m x r
-  Matrix<float> Y;  ///< n x r; A ~ X Y^T. r = k, or k (1 + 2 s) after s refinements without
-                    ///< recompression
+  Matrix<float> Y;  ///< n x r; A ~ X Y^T. r = k, or k (1 + 2 s) after s residual refinement
+                    ///< steps without recompression
   LraReport report;
 };
 
@@ -96,10 +124,24 @@ struct LraResult {
 /// values, Y orthonormal columns. (The QR-QR-SVD route needs the SVD of an r x r core that is
 /// rank-deficient by construction: cubic in r = 3k, and cuSOLVER's fast polar SVD loses accuracy
 /// on exactly such matrices.)
+/// Subspace refinement (LraRefinement::Subspace, s >= 1 steps): Q = orth(A Omega) in the products'
+/// precision (Auto: TF32 on Tensor Cores), then each step replaces the basis by V = orth(A^T Q) (n x l) or Q = orth(A V), the
+/// product FP32-accurate with the basis rounded to FP16 (its largest entry scaled into [1, 2)), and
+/// the other factor of the last basis comes from an FP32-accurate product with it: X = A V, Y = V
+/// after an odd number of steps, X = Q, Y = A^T Q after an even one (one basis orthonormal, the
+/// other factor not). With p > 0 that is truncated to rank k by the SVD of the non-orthonormal
+/// factor (through its Gram matrix): X's columns orthogonal, scaled by the singular values, Y
+/// orthonormal. "Accurate": Split (SHGEMM, then TCEC) where the backend has Tensor Cores, FP32
+/// elsewhere. On the paper's rank-k matrices one step takes the error from the sketch's
+/// (cond(A Omega) times the products' rounding) to FP32's, below the FP32 baseline's; on others the
+/// step is a half power iteration and the error approaches the rank-k optimum.
 /// Device memory besides A and the outputs (4-byte words; l = k + p, r = k (1 + 2 s) after s steps):
-/// X and Y (m r + n r), B and A^T Q (m l + n l); 16|32 and 16|16 add A in FP16 (m n / 2); refinement
-/// adds E (m n) unless residual_buffer is given, and recompression 3 (m + n) (k + 10).
-/// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, tolerance < 0, a step's rank plus
+/// X and Y (m r + n r), B and A^T Q (m l + n l); 16|32 and 16|16 add A in FP16 (m n / 2); residual
+/// refinement adds E (m n) unless residual_buffer is given, and recompression 3 (m + n) (k + 10);
+/// subspace refinement needs Q and V (m l + n l; with p = 0 they are X and Y), an FP16 copy of the
+/// basis, and with p > 0 the SVD's l (m + 2 l + 1) or l (n + 2 l + 1).
+/// Throws InvalidArgument for k <= 0, p < 0, refinements < 0, tolerance < 0 (or > 0 with subspace
+/// refinement), a step's rank plus
 /// p beyond min(m, n), non-finite entries in A, products that overflow FP32, a residual_buffer of
 /// another shape or memory space, with FP16 products a largest entry of A outside FP16's normal range [2^-14, 2^15)
 /// (Split and Auto scale), and with 16|16 an FP16 partial sum that overflows. A CholeskyQR
