@@ -30,6 +30,20 @@ LraResult run(Backend& b, const test::HostMatrix<float>& a, index_t k, LraProduc
   return randomized_lra(b, test::to_backend(b, a), k, o);
 }
 
+/// A 300 x 240 matrix with sigma_i = i^-2 (60 of them), and the relative Frobenius error of its
+/// best rank-k approximation (Eckart-Young).
+struct DecayingSpectrum {
+  test::HostMatrix<float> a;
+  double optimum;
+};
+DecayingSpectrum decaying_spectrum(index_t k) {
+  std::vector<double> sigma(60);
+  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = 1.0 / ((i + 1.0) * (i + 1.0));
+  double norm = 0;
+  for (double s : sigma) norm += s * s;
+  return {test::matrix_with_spectrum(300, 240, sigma, 11), test::eckart_young(sigma, k) / std::sqrt(norm)};
+}
+
 }  // namespace
 
 // The paper's matrices (rank k, p = 0): FP32 products recover A to FP32 rounding; FP16 products
@@ -68,13 +82,10 @@ TEST(Lra, PaperOrderingsOnGaussianRankK) {
 // 1.1x of the Eckart-Young optimum, X has orthogonal columns scaled by the singular values and Y
 // orthonormal ones.
 TEST(Lra, RecompressedRankKIsNearOptimal) {
-  const index_t m = 300, n = 240, k = 10;
-  std::vector<double> sigma(60);
-  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = 1.0 / ((i + 1.0) * (i + 1.0));
-  const auto a = test::matrix_with_spectrum(m, n, sigma, 11);
-  double norm = 0;
-  for (double s : sigma) norm += s * s;
-  const double optimum = test::eckart_young(sigma, k) / std::sqrt(norm);
+  const index_t k = 10;
+  const DecayingSpectrum c = decaying_spectrum(k);
+  const auto& a = c.a;
+  const double optimum = c.optimum;
   for (const auto& [name, b] : test::portable_backends()) {
     const auto r = run(*b, a, k, LraProducts::FP16, 1);
     ASSERT_EQ(r.X.cols(), k) << name;
@@ -121,13 +132,10 @@ TEST(Lra, SubspaceRefinementReachesFp32AccuracyAtRankK) {
 // power iteration, comes nearer the Eckart-Young optimum than the sketch alone: within 1.1x with
 // p = 5 from an FP16 sketch. A tolerance is refused (it forms no residual to check).
 TEST(Lra, SubspaceRefinementNearOptimalOnDecayingSpectrum) {
-  const index_t m = 300, n = 240, k = 10;
-  std::vector<double> sigma(60);
-  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = 1.0 / ((i + 1.0) * (i + 1.0));
-  const auto a = test::matrix_with_spectrum(m, n, sigma, 11);
-  double norm = 0;
-  for (double s : sigma) norm += s * s;
-  const double optimum = test::eckart_young(sigma, k) / std::sqrt(norm);
+  const index_t k = 10;
+  const DecayingSpectrum c = decaying_spectrum(k);
+  const auto& a = c.a;
+  const double optimum = c.optimum;
   for (const auto& [name, b] : test::portable_backends()) {
     LraOptions o;
     o.products = LraProducts::FP16Once, o.oversampling = 5;
