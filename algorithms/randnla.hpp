@@ -152,8 +152,9 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
   return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view_of(a, "A"), options, out.allocator()));
 }
 
-/// Mixed-precision randomized LRA of A with optional refinement and recompression (Baboulin et
-/// al. 2024, Algorithms 1, 3-5; see randomized_lra(Backend&, ...)) on `exec`. A is not modified
+/// Mixed-precision randomized LRA of A with optional refinement, on the residual with recompression
+/// (Baboulin et al. 2024, Algorithms 1, 3-5) or on the subspace (see randomized_lra(Backend&, ...)),
+/// on `exec`. A is not modified
 /// unless it is passed as options.residual_buffer (view_of(A)).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AView& a, index_t k,
