@@ -338,22 +338,22 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
     require_space(o.residual_buffer, b.memory_space(), "residual_buffer");
   }
   if (o.products == LraProducts::FP16) require_fp16_range(b.exponent_histogram(a));
+  const bool subspace_steps = subspace && o.refinements > 0;
+  // Auto with subspace steps: they leave the sketch nothing to be accurate about, so the fastest
+  // sketch that takes A's whole range (TF32; measured against Split's on the H100: bench_lra.md).
+  LraOptions run_options = o;
+  if (subspace_steps && o.products == LraProducts::Auto && b.capabilities().tensor_cores)
+    run_options.products = LraProducts::TF32;
   LraResult res;
   res.report.backend = b.description();
-  res.report.products = to_string(o.products);
+  res.report.products = to_string(run_options.products);
   Stopwatch clock(b, &res.report.phases, o.progress);
-  Run run{b, o, precision_of(o.products), res.report, clock};
+  Run run{b, run_options, precision_of(run_options.products), res.report, clock};
 
   const RngState state{o.seed, 0};
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  if (o.refinements > 0 && subspace) {
-    // Auto: the subspace step leaves the sketch nothing to be accurate about, so the fastest sketch
-    // that takes A's whole range (TF32; measured against Split's on the H100: bench_lra.md).
-    LraOptions sketch_options = o;
-    if (o.products == LraProducts::Auto && b.capabilities().tensor_cores) sketch_options.products = LraProducts::TF32;
-    Run sketch_run{b, sketch_options, precision_of(sketch_options.products), res.report, clock};
-    res.report.products = to_string(sketch_options.products);
-    subspace_lra(sketch_run, a, k, outputs, res);
+  if (subspace_steps) {
+    subspace_lra(run, a, k, outputs, res);
     clock.finish();
     return res;
   }
