@@ -39,8 +39,9 @@ double sampled_error(Backend& b, const SparseSignOperator& s, const Matrix<float
   b.copy(a.view(), ha.view());
   b.copy(y.view(), hy.view());
   const index_t cols = y.cols();
+  const std::int64_t step = std::max<std::int64_t>(1, s.rows / sampled_rows(s, cols));
   double worst = 0;
-  for (std::int64_t j = 0; j < s.rows; j += s.rows / sampled_rows(s, cols)) {
+  for (std::int64_t j = 0; j < s.rows; j += step) {
     std::vector<double> ref(static_cast<std::size_t>(cols), 0.0);
     for (std::int64_t g = 0; g < s.segments(); ++g)
       s.walk(j, g, [&](std::int64_t i, bool neg) {
