@@ -28,7 +28,7 @@
 
 #include "randnla/backends.hpp"
 #include "cuda/symmetric_eig.cuh"
-#include "portable/lapack.hpp"
+#include "portable/factorizations/lapack.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/report.hpp"

@@ -4,8 +4,8 @@
 # installed CUDA-enabled-Kokkos package, and the non-CUDA shared libraries they load (Debian's
 # Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
 # Usage: [RANDNLA_BUNDLE_DATA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
-#   BASELINE_COMMIT: also build that commit's bench_gemm and bench_rsvd (in a git worktree), so
-#   that gpu_run.sh compares before and after in one call.
+#   BASELINE_COMMIT: also build that commit's bench_gemm, bench_rsvd, bench_qr, bench_tucker and
+#   bench_lra (in a git worktree), so that gpu_run.sh compares before and after in one call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
@@ -53,13 +53,14 @@ fi
 
 # 3. The baseline's benchmarks, for a same-machine comparison.
 if [ -n "$baseline" ]; then
+  compared="bench_gemm bench_rsvd bench_qr bench_tucker bench_lra"
   work=build-baseline
   commit=$(git rev-parse --short "$baseline")
   if [ "$(cat "$work/commit" 2>/dev/null)" != "$commit" ] || [ ! -f "$work/module" ]; then  # built once per baseline
     rm -rf "$work" && git worktree prune && git worktree add --detach "$work/src" "$baseline" >/dev/null
     cmake -S "$work/src" -B "$work/build" -DRANDNLA_ENABLE_CUDA=ON -DRANDNLA_BUILD_EXAMPLES=OFF -DRANDNLA_BUILD_TOOL=OFF \
       >/dev/null
-    cmake --build "$work/build" -j "$jobs" --target bench_gemm bench_rsvd
+    cmake --build "$work/build" -j "$jobs" --target $compared
     # Since the CUDA backend became a module, a baseline loads its own from beside it.
     if cmake --build "$work/build" --target help | grep -q "randnla_cuda$"; then
       cmake --build "$work/build" -j "$jobs" --target randnla_cuda
@@ -69,7 +70,7 @@ if [ -n "$baseline" ]; then
     echo "$commit" > "$work/commit"
   fi
   mkdir -p "$out/bin-baseline"
-  cp "$work/build/perf_tests/bench_gemm" "$work/build/perf_tests/bench_rsvd" "$out/bin-baseline/"
+  for b in $compared; do cp "$work/build/perf_tests/$b" "$out/bin-baseline/"; done
   if [ -f "$work/build/librandnla_cuda.so" ]; then cp "$work/build/librandnla_cuda.so" "$out/bin-baseline/"; fi
   echo "$commit" > "$out/bin-baseline/commit"
 fi

@@ -108,8 +108,12 @@ if [ "$what" != tests ]; then
         dir=.device/bin-baseline
       fi
       echo "== round $round, $run: $(cat "$dir/commit" 2>/dev/null || cat .device/commit)"
-      "$dir/bench_gemm" $quick 2>&1 | tee "$logs/bench_gemm_${run}_$round.txt"
-      "$dir/bench_rsvd" $quick 2>&1 | tee "$logs/bench_rsvd_${run}_$round.txt"
+      # RANDNLA_BENCHES: which of them (default all five; the baseline may lack the last three).
+      for bench in ${RANDNLA_BENCHES:-gemm rsvd qr tucker lra}; do
+        [ -x "$dir/bench_$bench" ] || continue
+        case $bench in qr) args="--orthonormalizers" ;; lra) args="--only lra" ;; *) args=$quick ;; esac
+        "$dir/bench_$bench" $args 2>&1 | tee "$logs/bench_${bench}_${run}_$round.txt"
+      done
     done
   done
   if [ -d .device/bin-baseline ]; then
@@ -117,6 +121,6 @@ if [ "$what" != tests ]; then
     python3 perf_tests/compare_rounds.py rsvd "$logs" | tee "$logs/compare_rsvd.md"
   fi
   # The device tool returns only a few files from $OUT: the rounds travel as one archive.
-  (cd "$logs" && tar czf bench_rounds.tgz --remove-files bench_gemm_*_*.txt bench_rsvd_*_*.txt)
+  (cd "$logs" && tar czf bench_rounds.tgz --remove-files bench_*_*_*.txt)
 fi
 exit $status

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "randnla/backends.hpp"
-#include "portable/lapack.hpp"
+#include "portable/factorizations/lapack.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/random.hpp"
 

@@ -4,13 +4,16 @@
 #include <cmath>
 #include <string>
 
+#include "common/range_finder.hpp"
+
 namespace randnla {
 
 void require_rank_arguments(index_t m, index_t n, index_t k, index_t p, int q) {
   require(k > 0, "k", k, "must be > 0");
   require(p >= 0, "oversampling", p, "must be >= 0");
   require(q >= 0, "power_iterations", q, "must be >= 0");
-  require(k + p <= std::min(m, n), "k + oversampling", k + p,
+  const index_t l = sketch_columns(k, p);
+  require(l <= std::min(m, n), "k + oversampling", l,
           "must be <= min(m, n) = " + std::to_string(std::min(m, n)));
 }
 

@@ -5,6 +5,7 @@
 
 #include "common/checks.hpp"
 #include "common/precision_policy.hpp"
+#include "common/range_finder.hpp"
 #include "distributed.hpp"
 #include "distributed/cholesky_qr2_rows.hpp"
 #include "rsvd/svd_through_gram.hpp"
@@ -30,31 +31,39 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
           "must be gaussian for the distributed RSVD");
 }
 
-/// Q_i := this rank's rows of the orthonormal basis of Y, written over Y_i: CholeskyQR2 over the
-/// ranks (two sums of l^2 words: rsvd()'s CholeskyQR in FP64), or the direct TSQR where Y is too
-/// ill-conditioned for it (every rank sees the same Gram matrix, so every rank breaks down
-/// together and none waits). Returns the name of the one that ran.
-std::string orthonormalize_rows(Backend& b, Communicator& comm, Matrix<float>& y, DistributedReport& rep) {
-  try {
-    orthonormalize_rows_by_cholesky_qr2(b, comm, y.view(), rep);
-    return "cholesky-qr2 (distributed)";
-  } catch (const NumericalBreakdown&) {
-    DistributedQrResult t = distributed_tsqr(b, comm, y);
-    rep.words_sent += t.report.words_sent;
-    y = std::move(t.Q);
-    return "tsqr (distributed)";
-  }
-}
+/// A distributed by rows: this rank holds A_i, every rank the whole of any n x l block.
+class RowDistributedOperator final : public DenseOperator {
+ public:
+  RowDistributedOperator(Products& prod, Communicator& comm, MatrixView<const float> a, DistributedReport& rep)
+      : DenseOperator(prod, a, /*checked=*/true), comm_(comm), rep_(rep) {}
 
-/// Z := A^T Q = sum over the ranks of A_i^T Q_i (n x l on every rank).
-Matrix<float> transpose_times(Backend& b, Communicator& comm, Products& prod, MatrixView<const float> a,
-                              const Matrix<float>& q, DistributedReport& rep) {
-  Matrix<float> z(b, a.cols(), q.cols(), "A^T Q");
-  prod.gemm(Op::T, Op::N, 1.0f, a, q, 0.0f, z);
-  comm.allreduce_sum(b, z.view());
-  rep.words_sent += static_cast<double>(z.rows() * z.cols());
-  return z;
-}
+  /// Z := A^T Y = sum over the ranks of A_i^T Y_i (n x l on every rank).
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z = DenseOperator::apply_transpose(y);
+    comm_.allreduce_sum(b_, z.view());
+    rep_.words_sent += static_cast<double>(z.rows() * z.cols());
+    return z;
+  }
+  /// Y_i := this rank's rows of the orthonormal basis of Y: CholeskyQR2 over the ranks (two sums of
+  /// l^2 words: rsvd()'s CholeskyQR in FP64), or the direct TSQR where Y is too ill-conditioned
+  /// for it (every rank sees the same Gram matrix, so every rank breaks down together and none
+  /// waits). `method` is not used: these two are the distributed orthonormalisers.
+  std::string orthonormalize_range(MatrixView<float> y, Orthonormalizer) override {
+    try {
+      orthonormalize_rows_by_cholesky_qr2(b_, comm_, y, rep_);
+      return "cholesky-qr2 (distributed)";
+    } catch (const NumericalBreakdown&) {
+      const DistributedQrResult t = distributed_tsqr(b_, comm_, y);
+      rep_.words_sent += t.report.words_sent;
+      b_.copy(t.Q.view(), y);
+      return "tsqr (distributed)";
+    }
+  }
+
+ private:
+  Communicator& comm_;
+  DistributedReport& rep_;
+};
 
 /// The leading k of the small SVD of B^T (n x l, summed on every rank): U_i = Q_i Uhat(:, 1:k) on
 /// this rank, S and V the same on every rank; made by `outputs`.
@@ -83,23 +92,13 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
-  const index_t n = a.cols(), l = k + o.oversampling;
   Products prod(b, o.sketch);
-  Matrix<float> y(b, a.rows(), l, "Y");
-  const RandomOperator omega(RandomDistribution{n, l, Distribution::Gaussian}, RngState{o.seed, 0});
-  prod.sketch(a, omega, y, &rep.sketch_kernel);  // the same Omega as rsvd() draws: no communication
-  clock.lap("projection");
-  for (int it = 0; it < o.power_iterations; ++it) {
-    orthonormalize_rows(b, comm, y, res.distribution);
-    Matrix<float> z = transpose_times(b, comm, prod, a, y, res.distribution);
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, z.view(), Orthonormalizer::Auto)));
-    y = Matrix<float>(b, a.rows(), l, "Y");
-    prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
-    clock.lap("projection");
-  }
-  rep.orthonormalizers.push_back(orthonormalize_rows(b, comm, y, res.distribution));
-  clock.lap("orthonormalisation");
-  const Matrix<float> bt = transpose_times(b, comm, prod, a, y, res.distribution);  // B^T = A^T Q
+  RowDistributedOperator op(prod, comm, a, res.distribution);
+  RangeFinder range(op, &clock, rep.orthonormalizers);
+  // The same Omega as rsvd() draws, on every rank: no communication.
+  const Matrix<float> y = range.basis(sketch_columns(k, o.oversampling), range_options(o), RngState{o.seed, 0},
+                                      &rep.sketch_kernel);
+  const Matrix<float> bt = op.apply_transpose(y);  // B^T = A^T Q
   clock.lap("Q^T A");
   assemble(b, prod, bt, y, k, out ? out : backend_matrices(b), res);
   clock.lap("small SVD, U = Q Uhat");
@@ -168,6 +167,8 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
   Stopwatch clock(b, &rep.phases, o.progress);
   const double norm2 = squared_norm(b, comm, a);
   Products prod(b, o.sketch);
+  RowDistributedOperator op(prod, comm, a, res.distribution);
+  RangeFinder range(op, &clock, rep.orthonormalizers);
   Matrix<float> q(b, m, max_rank, "Q_i"), bt(b, n, max_rank, "B^T");
   double remaining = norm2;  // ||A - Q B||_F^2 = ||A||_F^2 - ||B||_F^2, the same on every rank
   index_t rank = 0;
@@ -175,25 +176,14 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
   for (int step = 0; rank < max_rank && remaining > o.tolerance * o.tolerance * norm2; ++step) {
     const index_t bs = std::min(o.block_size, max_rank - rank);
     Matrix<float> y(b, m, bs, "Y_i");
-    const RandomOperator omega(RandomDistribution{n, bs, Distribution::Gaussian}, state);
-    prod.sketch(a, omega, y, step == 0 ? &rep.sketch_kernel : nullptr);
-    state = omega.next_state();
-    for (int it = 0; it < o.power_iterations; ++it) {
-      orthonormalize_rows(b, comm, y, res.distribution);
-      Matrix<float> z = transpose_times(b, comm, prod, a, y, res.distribution);
-      orthonormalize(b, z.view(), Orthonormalizer::CholeskyQR);
-      y = Matrix<float>(b, m, bs, "Y_i");
-      prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
-    }
-    clock.lap("projection");
-    std::string used;
+    state = range.sketch(state, y.view(), step == 0 ? &rep.sketch_kernel : nullptr);
+    range.power_iterations(y.view(), o.power_iterations, Orthonormalizer::Auto);
     for (int pass = 0; pass < 2; ++pass) {  // block Gram-Schmidt against Q, twice is enough
       if (rank > 0) project_out(b, comm, MatrixView<const float>(q.view()).block(0, 0, m, rank), y, res.distribution);
-      used = orthonormalize_rows(b, comm, y, res.distribution);
+      range.orthonormalize_range(y.view(), Orthonormalizer::Auto);
     }
-    rep.orthonormalizers.push_back(used);
     clock.lap("orthonormalisation");
-    const Matrix<float> bi = transpose_times(b, comm, prod, a, y, res.distribution);  // B_i^T = A^T Q_new
+    const Matrix<float> bi = op.apply_transpose(y);  // B_i^T = A^T Q_new
     b.copy(bi.view(), bt.view().block(0, rank, n, bs));
     b.copy(y.view(), q.view().block(0, rank, m, bs));
     const double nb = b.frobenius_norm(bi);

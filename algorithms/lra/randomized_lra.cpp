@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/checks.hpp"
+#include "common/range_finder.hpp"
 #include "rsvd/svd_through_gram.hpp"
 #include "randnla/random_operator.hpp"
 
@@ -100,22 +101,53 @@ bool rounds_once(const Run& r) {
   return r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
 }
 
+/// A as Algorithm 1 multiplies it: in the products' precision, with A rounded to FP16 once
+/// (`a16`) for 16|32 and 16|16 (rounds_once), else taken as it is.
+class LraOperator final : public LinearOperator {
+ public:
+  LraOperator(Run& r, MatrixView<const float> a, const Matrix<fp16>& a16) : LinearOperator(r.b), r_(r), a_(a), a16_(a16) {}
+
+  index_t rows() const override { return a_.rows(); }
+  index_t cols() const override { return a_.cols(); }
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string*) override {
+    if (rounds_once(r_))
+      half_product(r_, Op::N, a16_, half_omega(r_, omega, a_.cols()), y);
+    else if (runs_split(r_))  // SHGEMM: Omega in FP16 needs no split of its own
+      b_.product(Op::N, Op::N, 1.0f, a_, omega.materialize<fp16>(b_), 0.0f, y, r_.precision);
+    else
+      b_.product(Op::N, Op::N, 1.0f, a_, omega.materialize<float>(b_), 0.0f, y, r_.precision);
+  }
+  void apply(MatrixView<const float> x, MatrixView<float> y) override { multiply(Op::N, x, y); }
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z(b_, a_.cols(), y.cols(), "A^T Y");
+    multiply(Op::T, y, z.view());
+    return z;
+  }
+  bool check_sketch(MatrixView<const float> y) override {
+    require_finite_sketch(b_, a_, y);
+    return true;
+  }
+
+ private:
+  void multiply(Op op, MatrixView<const float> x, MatrixView<float> y) {
+    if (rounds_once(r_)) return half_product(r_, op, a16_, half_of(b_, x), y);
+    b_.product(op, Op::N, 1.0f, a_, x, 0.0f, y, r_.precision);
+  }
+
+  Run& r_;
+  MatrixView<const float> a_;
+  const Matrix<fp16>& a16_;
+};
+
 /// Q := orth(A Omega) (m x l, Omega drawn from `state`) in the products' precision (Algorithm 1,
-/// steps 1-3); a16 is A in FP16 for 16|32 and 16|16 (rounds_once), else empty.
+/// steps 1-3) by the range finder without power iterations; a16 is A in FP16 for 16|32 and 16|16
+/// (rounds_once), else empty.
 void range_basis(Run& r, MatrixView<const float> a, const Matrix<fp16>& a16, const RngState& state,
                  MatrixView<float> q) {
-  const index_t n = a.cols();
-  const RandomOperator omega({n, q.cols(), Distribution::Gaussian}, state);
-  if (rounds_once(r))
-    half_product(r, Op::N, a16, half_omega(r, omega, n), q);
-  else if (runs_split(r))  // SHGEMM: Omega in FP16 needs no split of its own
-    r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<fp16>(r.b), 0.0f, q, r.precision);
-  else
-    r.b.product(Op::N, Op::N, 1.0f, a, omega.materialize<float>(r.b), 0.0f, q, r.precision);
-  require_finite_sketch(r.b, a, q);
-  r.clock.lap("products");
-  r.report.orthonormalizers.push_back(to_string(orthonormalize(r.b, q, r.o.orthonormalizer)));
-  r.clock.lap("orthonormalisation");
+  LraOperator op(r, a, a16);
+  RangeFinderOptions options;
+  options.orthonormalizer = r.o.orthonormalizer;
+  RangeFinder(op, &r.clock, r.report.orthonormalizers, "products").basis_into(q, options, state, nullptr);
 }
 
 /// Algorithm 1 on `a` with rank k, Omega drawn from `state`: X := Q(:, 1:k), Y := (A^T Q)(:, 1:k),
@@ -124,7 +156,7 @@ void range_basis(Run& r, MatrixView<const float> a, const Matrix<fp16>& a16, con
 /// same for any scale of A); the other variants take A as it is, whatever the exponent.
 void rand_lra(Run& r, MatrixView<const float> a, index_t k, const RngState& state, MatrixView<float> x,
               MatrixView<float> y, int exponent = 0) {
-  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
+  const index_t m = a.rows(), n = a.cols(), l = sketch_columns(k, r.o.oversampling);
   const bool once = rounds_once(r);
   const Matrix<fp16> a16 = once ? checked_half_of(r.b, a, exponent) : Matrix<fp16>();
   // Without oversampling B, Q and A^T Q are X and Y themselves: no copies of their first k columns.
@@ -182,7 +214,7 @@ void truncate_to_rank(Run& r, MatrixView<const float> left, MatrixView<const flo
 /// GEMM, whose FP32 sums stay in the Tensor Cores, one step reached only 4.8e-5 at m = n = 35840,
 /// k = 256 on the H100, against 6.4e-7.)
 void subspace_lra(Run& r, MatrixView<const float> a, index_t k, const MatrixAllocator& outputs, LraResult& res) {
-  const index_t m = a.rows(), n = a.cols(), l = k + r.o.oversampling;
+  const index_t m = a.rows(), n = a.cols(), l = sketch_columns(k, r.o.oversampling);
   // Without oversampling the two bases are X and Y themselves.
   Matrix<float> left = l > k ? Matrix<float>(r.b, m, l, "Q") : outputs(m, k, "X");
   Matrix<float> right = l > k ? Matrix<float>(r.b, n, l, "V") : outputs(n, k, "Y");
@@ -232,13 +264,34 @@ void first_residual(Run& r, MatrixView<const float> a, MatrixView<const float> x
 constexpr index_t kRecompressionOversampling = 10;
 constexpr int kRecompressionPowerIterations = 1;
 
-/// P := X (Y^T Z) or, transposed, Y (X^T Z), through the thin factors (FP32 accuracy).
-void apply_low_rank(Backend& b, MatrixView<const float> x, MatrixView<const float> y, MatrixView<const float> z,
-                    MatrixView<float> p) {
-  Matrix<float> w(b, y.cols(), z.cols(), "W");
-  b.product(Op::T, Op::N, 1.0f, y, z, 0.0f, w, ProductPrecision::automatic());
-  b.product(Op::N, Op::N, 1.0f, x, w, 0.0f, p, ProductPrecision::automatic());
-}
+/// X Y^T (m x n, rank r = X.cols()) through its thin factors, never formed: P := X (Y^T Z) and
+/// Y (X^T Z), FP32-accurate products.
+class LowRankProduct final : public LinearOperator {
+ public:
+  LowRankProduct(Backend& b, MatrixView<const float> x, MatrixView<const float> y) : LinearOperator(b), x_(x), y_(y) {}
+
+  index_t rows() const override { return x_.rows(); }
+  index_t cols() const override { return y_.rows(); }
+  void sketch(const RandomOperator& omega, MatrixView<float> q, std::string*) override {
+    apply(omega.materialize<float>(b_), q);
+  }
+  void apply(MatrixView<const float> z, MatrixView<float> p) override { times(x_, y_, z, p); }
+  Matrix<float> apply_transpose(MatrixView<const float> q) override {
+    Matrix<float> t(b_, y_.rows(), q.cols(), "Y X^T Q");
+    times(y_, x_, q, t.view());
+    return t;
+  }
+
+ private:
+  /// P := U (W^T Z).
+  void times(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> z, MatrixView<float> p) {
+    Matrix<float> c(b_, w.cols(), z.cols(), "W^T Z");
+    b_.product(Op::T, Op::N, 1.0f, w, z, 0.0f, c, ProductPrecision::automatic());
+    b_.product(Op::N, Op::N, 1.0f, u, c, 0.0f, p, ProductPrecision::automatic());
+  }
+
+  MatrixView<const float> x_, y_;
+};
 
 /// X Y^T (rank r = x.cols()) truncated to rank k by a randomized SVD of the implicit product
 /// (Halko, Martinsson & Tropp 2011, Algorithms 4.4 and 5.1), which never forms an r x r core:
@@ -246,18 +299,15 @@ void apply_low_rank(Backend& b, MatrixView<const float> x, MatrixView<const floa
 /// X := Q V'_k S_k and Y := U'_k. Costs O((m + n) r l) with l = k + 10, no m x n work.
 void recompress(Run& r, MatrixView<const float> x, MatrixView<const float> y, index_t k, const MatrixAllocator& outputs,
                 LraResult& res) {
-  const index_t m = x.rows(), n = y.rows(), l = std::min(x.cols(), k + kRecompressionOversampling);
-  const RandomOperator omega({n, l, Distribution::Gaussian}, RngState{r.o.seed, 1});
-  Matrix<float> q(r.b, m, l, "Q"), t(r.b, n, l, "Y Q");
-  apply_low_rank(r.b, x, y, omega.materialize<float>(r.b), q);
-  for (int i = 0; i < kRecompressionPowerIterations; ++i) {
-    orthonormalize(r.b, q.view(), r.o.orthonormalizer);
-    apply_low_rank(r.b, y, x, q, t);
-    orthonormalize(r.b, t.view(), r.o.orthonormalizer);
-    apply_low_rank(r.b, x, y, t, q);
-  }
-  orthonormalize(r.b, q.view(), r.o.orthonormalizer);
-  apply_low_rank(r.b, y, x, q, t);  // B^T = Y X^T Q, n x l
+  const index_t m = x.rows(), n = y.rows();
+  const index_t l = std::min(x.cols(), sketch_columns(k, kRecompressionOversampling));
+  LowRankProduct xy(r.b, x, y);
+  RangeFinderOptions options;
+  options.power_iterations = kRecompressionPowerIterations;
+  options.orthonormalizer = r.o.orthonormalizer;
+  const Matrix<float> q =
+      RangeFinder(xy, nullptr, r.report.orthonormalizers).basis(l, options, RngState{r.o.seed, 1}, nullptr);
+  const Matrix<float> t = xy.apply_transpose(q);  // B^T = Y X^T Q, n x l
   Matrix<float> u(r.b, n, l, "U'"), s(r.b, l, 1, "S"), v(r.b, l, l, "V'");
   svd_through_gram(r.b, t, u.view(), s.view(), v.view());
   res.X = outputs(m, k, "X"), res.Y = outputs(n, k, "Y");

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "common/checks.hpp"
+#include "common/range_finder.hpp"
 #include "common/residual.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "svd_through_gram.hpp"
@@ -34,13 +36,6 @@ void svd_of_wide(Backend& b, MatrixView<const float> bt, SmallSvd method, Matrix
   b.product(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, ProductPrecision::fp32());
 }
 
-/// The orthonormaliser of the bases between two products of a power iteration, which only carry
-/// the span on to the next product (Halko, Martinsson & Tropp, Alg. 4.4; scikit-learn uses LU
-/// there): Auto runs one CholeskyQR pass there, without the check that a second is not needed.
-Orthonormalizer between_products(Orthonormalizer chosen) {
-  return chosen == Orthonormalizer::Auto ? Orthonormalizer::CholeskyQR : chosen;
-}
-
 /// U = Q Uhat(:, 1:k), S = s(1:k), V = V(:, 1:k), made by `outputs`.
 void assemble(Backend& b, Products& prod, MatrixView<const float> q, const Matrix<float>& uhat, const Matrix<float>& s,
               const Matrix<float>& v, index_t k, const MatrixAllocator& outputs, RsvdResult& res) {
@@ -52,21 +47,30 @@ void assemble(Backend& b, Products& prod, MatrixView<const float> q, const Matri
   b.copy(MatrixView<const float>(v.view()).block(0, 0, v.rows(), k), res.V.view());
 }
 
-/// Y := A Omega (m x l). The sparse sign sketch is (S A^T)^T with S (l x n) the very sparse
-/// operator, A's rows taken as the samples.
-void sketch(Backend& b, Products& prod, MatrixView<const float> a, const RsvdOptions& o, Matrix<float>& y,
-            RsvdReport& rep) {
-  if (o.sketch_operator == SketchOperator::Gaussian) {
-    const RandomOperator omega(RandomDistribution{a.cols(), y.cols(), Distribution::Gaussian}, RngState{o.seed, 0});
-    return prod.sketch(a, omega, y, &rep.sketch_kernel);
+/// A sketched by the very sparse sign operator S (l x n), never stored: Y = (S A^T)^T, A's rows
+/// taken as the samples (sparse_sign_projection).
+class SparseSignSketched final : public DenseOperator {
+ public:
+  SparseSignSketched(Products& prod, MatrixView<const float> a, std::uint64_t seed)
+      : DenseOperator(prod, a), seed_(seed) {}
+
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    require_no_nonfinite_entries(b_, matrix());  // S reads only some of A: the sketch cannot vouch for the rest
+    SparseProjectionOptions sparse;
+    sparse.layout = SampleLayout::Rows;
+    sparse.seed = seed_;
+    const SparseProjectionResult st = sparse_sign_projection(b_, matrix(), omega.distribution().cols, sparse);
+    b_.transpose(st.Y, y);
+    if (kernel) *kernel = "sparse sign, p = " + detail::to_text(st.report.density) + ": " + st.report.kernel;
   }
-  require_no_nonfinite_entries(b, a);  // S reads only some of A: the sketch cannot vouch for the rest
-  SparseProjectionOptions sparse;
-  sparse.layout = SampleLayout::Rows;
-  sparse.seed = o.seed;
-  const SparseProjectionResult st = sparse_sign_projection(b, a, y.cols(), sparse);
-  b.transpose(st.Y, y.view());
-  rep.sketch_kernel = "sparse sign, p = " + detail::to_text(st.report.density) + ": " + st.report.kernel;
+
+ private:
+  std::uint64_t seed_;
+};
+
+std::unique_ptr<DenseOperator> sketched_operator(Products& prod, MatrixView<const float> a, const RsvdOptions& o) {
+  if (o.sketch_operator == SketchOperator::Gaussian) return std::make_unique<DenseOperator>(prod, a);
+  return std::make_unique<SparseSignSketched>(prod, a, o.seed);
 }
 
 }  // namespace
@@ -79,28 +83,11 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
-  const index_t l = k + o.oversampling;
   Products prod(b, o.sketch);
-  Matrix<float> y(b, m, l, "Y");
-  sketch(b, prod, a, o, y, rep);
-  clock.lap("projection");
-  require_finite_sketch(b, a, y);
-  clock.lap("input check");
-  const int q = o.power_iterations;
-  const Orthonormalizer between = between_products(o.orthonormalizer);
-  rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), q > 0 ? between : o.orthonormalizer)));
-  clock.lap("orthonormalisation");
-  Matrix<float> z(b, n, l, "Z");
-  for (int i = 0; i < q; ++i) {
-    prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, z);
-    clock.lap("projection");
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, z.view(), between)));
-    clock.lap("orthonormalisation");
-    prod.gemm(Op::N, Op::N, 1.0f, a, z, 0.0f, y);
-    clock.lap("projection");
-    rep.orthonormalizers.push_back(to_string(orthonormalize(b, y.view(), i + 1 < q ? between : o.orthonormalizer)));
-    clock.lap("orthonormalisation");
-  }
+  const std::unique_ptr<DenseOperator> op = sketched_operator(prod, a, o);
+  RangeFinder range(*op, &clock, rep.orthonormalizers);
+  const index_t l = sketch_columns(k, o.oversampling);
+  Matrix<float> y = range.basis(l, range_options(o), RngState{o.seed, 0}, &rep.sketch_kernel);
 
   Matrix<float> bt(b, n, l, "Bt");  // B^T = A^T Q: the orientation the small SVD reads
   prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, bt);
@@ -137,24 +124,17 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   clock.lap("input check");
 
   Products prod(b, o.sketch);
+  DenseOperator op(prod, a, /*checked=*/true);
+  RangeFinder range(op, &clock, rep.orthonormalizers);
   Matrix<float> q(b, m, max_rank, "Q"), bm(b, max_rank, n, "B");
   double remaining = norm_a * norm_a;  // ||A - Q B||_F^2 = ||A||_F^2 - ||B||_F^2 (Q orthonormal, B = Q^T A)
   index_t rank = 0;
   RngState state{o.seed, 0};  // each block's Omega_i is drawn from the state the last one left
   for (int step = 0; rank < max_rank && remaining > o.tolerance * o.tolerance * norm_a * norm_a; ++step) {
     const index_t bs = std::min(o.block_size, max_rank - rank);
-    Matrix<float> yi(b, m, bs, "Y_i"), zi(b, n, bs, "Z_i");
-    const RandomOperator omega_i(RandomDistribution{n, bs, Distribution::Gaussian}, state);
-    prod.sketch(a, omega_i, yi, step == 0 ? &rep.sketch_kernel : nullptr);
-    state = omega_i.next_state();
-    const Orthonormalizer between = between_products(Orthonormalizer::Auto);
-    for (int it = 0; it < o.power_iterations; ++it) {
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), between)));
-      prod.gemm(Op::T, Op::N, 1.0f, a, yi, 0.0f, zi);
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, zi.view(), between)));
-      prod.gemm(Op::N, Op::N, 1.0f, a, zi, 0.0f, yi);
-    }
-    clock.lap("projection");
+    Matrix<float> yi(b, m, bs, "Y_i");
+    state = range.sketch(state, yi.view(), step == 0 ? &rep.sketch_kernel : nullptr);
+    range.power_iterations(yi.view(), o.power_iterations, Orthonormalizer::Auto);
     MatrixView<float> qk = q.view().block(0, 0, m, rank);
     for (int pass = 0; pass < 2; ++pass) {  // block Gram-Schmidt against Q, twice is enough
       if (rank > 0) {
@@ -162,7 +142,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
         b.product(Op::T, Op::N, 1.0f, qk, yi, 0.0f, c, ProductPrecision::fp32());
         b.product(Op::N, Op::N, -1.0f, qk, c, 1.0f, yi, ProductPrecision::fp32());
       }
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, yi.view(), Orthonormalizer::Auto)));
+      range.orthonormalize_range(yi.view(), Orthonormalizer::Auto);
     }
     clock.lap("orthonormalisation");
     MatrixView<float> bi = bm.view().block(rank, 0, bs, n);

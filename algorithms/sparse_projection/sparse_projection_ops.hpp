@@ -6,7 +6,7 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "randnla/sparse_sign.hpp"
+#include "sparse_projection/sparse_sign_operator.hpp"
 
 namespace randnla {
 

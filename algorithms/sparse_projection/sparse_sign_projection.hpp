@@ -1,6 +1,6 @@
 // Very sparse random projection Y = S A without storing S (Achlioptas 2003; Li, Hastie & Church,
 // "Very sparse random projections", KDD 2006): S's non-zeros come from the counter-based
-// generator wherever a kernel needs them (randnla/sparse_sign.hpp), so the work is O(k p D b)
+// generator wherever a kernel needs them (sparse_projection/sparse_sign_operator.hpp), so the work is O(k p D b)
 // instead of O(k D b) and the memory O(k b) besides A (the Tensor Core kernel for dense-ish S
 // adds a workspace of A's size: SparseKernel).
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "randnla/sparse_sign.hpp"
+#include "sparse_projection/sparse_sign_operator.hpp"
 #include "sparse_projection/sparse_projection_ops.hpp"
 
 namespace randnla {

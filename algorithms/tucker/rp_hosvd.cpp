@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/checks.hpp"
+#include "common/range_finder.hpp"
 #include "tucker.hpp"
 
 namespace randnla {
@@ -27,11 +28,12 @@ void require_tucker_arguments(const PackedTensor& a, const std::vector<index_t>&
   require(o.core_sketch_factor >= 1, "core_sketch_factor", o.core_sketch_factor, "must be >= 1");
 }
 
-/// l_i = min(J_i + p, I_i, the product of the other extents).
-std::vector<index_t> sketch_columns(const PackedTensor& a, const std::vector<index_t>& ranks, index_t p) {
+/// l_i = min(J_i + p, I_i, the product of the other extents): the oversampling stops at the
+/// unfolding's size (documented in TuckerOptions::oversampling).
+std::vector<index_t> mode_sketch_columns(const PackedTensor& a, const std::vector<index_t>& ranks, index_t p) {
   std::vector<index_t> l(ranks.size());
   for (int n = 0; n < a.modes(); ++n)
-    l[n] = std::min({ranks[n] + p, a.extents[n], a.size() / a.extents[n]});
+    l[n] = std::min({sketch_columns(ranks[n], p), a.extents[n], a.size() / a.extents[n]});
   return l;
 }
 
@@ -53,11 +55,11 @@ struct Run {
       : b(backend), o(options), prod(backend, options.sketch), rep(report),
         clock(backend, &report.phases, options.progress), queued(queue) {}
 
-  void orthonormalize_into_report(MatrixView<float> y, Orthonormalizer method) {
-    if (queued)
-      verdicts.push_back(orthonormalize_queued(b, y, method));
-    else
-      rep.orthonormalizers.push_back(to_string(orthonormalize(b, y, method)));
+  /// Queued (its verdict read by `held`, returning "") or at once, returning the method that ran.
+  std::string orthonormalize_queued_or_now(MatrixView<float> y, Orthonormalizer method) {
+    if (!queued) return to_string(orthonormalize(b, y, method));
+    verdicts.push_back(orthonormalize_queued(b, y, method));
+    return std::string();
   }
 
   /// Whether every queued orthonormalisation held and the core is finite (waits for the device);
@@ -76,28 +78,7 @@ struct Run {
   /// Q (I_n x l) := an orthonormal basis of (X_(n) X_(n)^T)^q X_(n) Omega (Halko, Martinsson &
   /// Tropp, Alg. 4.4, on the mode-n unfolding), Omega drawn from `state`. The first sketch of A
   /// also checks A for non-finite entries, as rsvd does.
-  Matrix<float> range(const PackedTensor& x, int n, index_t l, const RngState& state, bool first) {
-    const index_t others = x.size() / x.extents[n];
-    Matrix<float> w(b, x.extents[n], l, "W");
-    {
-      const StoredOperator omega = prod.store(RandomOperator(RandomDistribution{others, l}, state));
-      unfolding_times(prod, x, n, omega, 0.0f, w, first ? &sketch_kernel : nullptr);
-    }
-    clock.lap("sketch");
-    if (first) check_input(x, w);
-    const Orthonormalizer between = o.orthonormalizer == Orthonormalizer::Auto ? Orthonormalizer::CholeskyQR
-                                                                               : o.orthonormalizer;
-    for (int it = 0; it < o.power_iterations; ++it) {
-      orthonormalize_into_report(w.view(), between);
-      Matrix<float> z = unfolding_transpose_times(b, prod, x, n, w);
-      orthonormalize_into_report(z.view(), between);
-      unfolding_times(prod, x, n, mode_blocks(x, n, MatrixView<const float>(z.view())), 0.0f, w);
-      clock.lap("sketch");
-    }
-    orthonormalize_into_report(w.view(), o.orthonormalizer);
-    clock.lap("orthonormalisation");
-    return w;
-  }
+  Matrix<float> range(const PackedTensor& x, int n, index_t l, const RngState& state, bool first);
 
   void check_input(const PackedTensor& x, const Matrix<float>& w) {
     if (queued) return;
@@ -105,6 +86,51 @@ struct Run {
     clock.lap("input check");
   }
 };
+
+/// The mode-n unfolding X_(n) (I_n x the product of the other extents) of a run's tensor, read in
+/// place: the first and last modes as matrices of X, the middle ones as batches over its slices.
+/// Its orthonormalisations are the run's (queued or not).
+class ModeUnfolding final : public LinearOperator {
+ public:
+  ModeUnfolding(Run& run, const PackedTensor& x, int n, bool first)
+      : LinearOperator(run.b), run_(run), x_(x), n_(n), first_(first) {}
+
+  index_t rows() const override { return x_.extents[n_]; }
+  index_t cols() const override { return x_.size() / x_.extents[n_]; }
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string*) override {
+    const StoredOperator stored = run_.prod.store(omega);
+    unfolding_times(run_.prod, x_, n_, stored, 0.0f, y, first_ ? &run_.sketch_kernel : nullptr);
+  }
+  void apply(MatrixView<const float> z, MatrixView<float> y) override {
+    unfolding_times(run_.prod, x_, n_, mode_blocks(x_, n_, z), 0.0f, y);
+  }
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    return unfolding_transpose_times(b_, run_.prod, x_, n_, y);
+  }
+  std::string orthonormalize_range(MatrixView<float> y, Orthonormalizer method) override {
+    return run_.orthonormalize_queued_or_now(y, method);
+  }
+  std::string orthonormalize_domain(MatrixView<float> z, Orthonormalizer method) override {
+    return run_.orthonormalize_queued_or_now(z, method);
+  }
+  bool check_sketch(MatrixView<const float> y) override {
+    if (!first_ || run_.queued) return false;
+    require_finite_sketch(b_, x_.matrix(1), y);
+    return true;
+  }
+
+ private:
+  Run& run_;
+  const PackedTensor& x_;
+  int n_;
+  bool first_;
+};
+
+Matrix<float> Run::range(const PackedTensor& x, int n, index_t l, const RngState& state, bool first) {
+  ModeUnfolding unfolding(*this, x, n, first);
+  RangeFinder finder(unfolding, &clock, rep.orthonormalizers);
+  return finder.basis(l, range_options(o), state, nullptr);
+}
 
 RngState omega_state(const TuckerOptions& o, int n) { return RngState{o.seed, static_cast<std::uint64_t>(n)}; }
 
@@ -192,10 +218,11 @@ OwnedTensor single_pass(Run& run, const PackedTensor& a, const std::vector<index
     }
     add_contract_first_mode(run.prod, y.view(), phi_rows, h);
   }
-  run.clock.lap("sketch");
+  run.clock.lap("projection");
   run.check_input(a, v[0]);
   for (int n = 0; n < modes; ++n) {
-    run.orthonormalize_into_report(v[n].view(), run.o.orthonormalizer);
+    const std::string method = run.orthonormalize_queued_or_now(v[n].view(), run.o.orthonormalizer);
+    if (!method.empty()) run.rep.orthonormalizers.push_back(method);
     q.push_back(std::move(v[n]));
   }
   run.clock.lap("orthonormalisation");
@@ -239,7 +266,7 @@ TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index
   require_space(a.matrix(1), b.memory_space(), "A");
   require_tucker_arguments(a, ranks, o);
   TuckerResult res;
-  const std::vector<index_t> l = sketch_columns(a, ranks, o.oversampling);
+  const std::vector<index_t> l = mode_sketch_columns(a, ranks, o.oversampling);
   std::vector<Matrix<float>> q;
   OwnedTensor core;
   std::unique_ptr<Run> run;

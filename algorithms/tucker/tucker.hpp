@@ -43,7 +43,7 @@ struct TuckerOptions {
   /// p: mode i is sketched with l_i = min(J_i + p, I_i) columns and the l_1 x ... x l_N core is
   /// truncated to J_1 x ... x J_N by an HOSVD of its own (FP64 Gram matrices). 0: Q_i has J_i
   /// columns, as in the papers' RP-HOSVD.
-  index_t oversampling = 0;
+  index_t oversampling = 0;  ///< p: l_i = min(J_i + p, I_i, the product of the other extents) columns per mode
   int power_iterations = 0;  ///< q per mode: W_i = (A_(i) A_(i)^T)^q A_(i) Omega_(i)
   std::uint64_t seed = 42;   ///< Philox seed of every Omega_(i) (and Phi_i): same on host and device
   SketchPrecision sketch = SketchPrecision::Auto;  ///< the sketches' and the core's products, as in RSVD
@@ -60,7 +60,7 @@ struct TuckerOptions {
 };
 
 /// Phases (milliseconds of the device's queue, marked without waiting where the backend can):
-/// "sketch" (the products with Omega and the power iterations'), "input check" (only in a run
+/// "projection" (the products with Omega and the power iterations'), "input check" (only in a run
 /// that waits, see rp_hosvd), "orthonormalisation", "core" (the products with Q_i^T, or the
 /// single pass's recovery), "truncation".
 struct TuckerReport {

@@ -10,8 +10,29 @@
 #include <unordered_map>
 
 #include "randnla/matrix_view.hpp"
+#include "randnla/ops/factorization_types.hpp"
 
 namespace randnla {
+
+/// What a backend can do, asked before an operation instead of a rejection at run time.
+struct Capabilities {
+  /// ProductMode::Split runs on Tensor Cores. Without them a backend emulates it element by
+  /// element (for validation, several times slower than its FP32 GEMM), and ProductMode::Auto
+  /// runs FP32 there.
+  bool tensor_cores = false;
+  /// The FactorizationOps::svd methods this backend runs (SvdMethod::Auto always resolves to one of them).
+  bool gesvd = true, gesdd = false, jacobi = true, polar = false;
+
+  bool supports(SvdMethod m) const {
+    switch (m) {
+      case SvdMethod::Gesvd: return gesvd;
+      case SvdMethod::Gesdd: return gesdd;
+      case SvdMethod::Jacobi: return jacobi;
+      case SvdMethod::Polar: return polar;
+      default: return true;
+    }
+  }
+};
 
 /// Memory space, allocation (on a device: from the stream-ordered pool), copies, fences, the
 /// device and the stream (or execution-space instance), and the registry of operation interfaces
@@ -22,6 +43,8 @@ class DeviceContext {
   virtual ~DeviceContext() = default;
 
   virtual MemorySpace memory_space() const = 0;
+  /// What the operation families run here (Tensor Cores, SVD routines).
+  virtual Capabilities capabilities() const = 0;
   /// "portable (Kokkos Serial)" or the GPU's name.
   virtual std::string description() const = 0;
   /// The CUDA device ordinal, or -1 for host memory.

@@ -98,4 +98,10 @@ void require_shape(const MatrixView<T>& view, index_t rows, index_t cols, const 
           "must be " + std::to_string(rows) + "x" + std::to_string(cols));
 }
 
+/// Throws InvalidArgument unless G is square.
+template <class T>
+void require_square(const MatrixView<T>& g, const std::string& name) {
+  require(g.rows() == g.cols(), name + ".rows", g.rows(), "must equal " + name + ".cols = " + std::to_string(g.cols()));
+}
+
 }  // namespace randnla

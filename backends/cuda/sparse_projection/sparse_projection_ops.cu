@@ -1,4 +1,4 @@
-// Y = S A with S drawn on the fly (randnla/sparse_sign.hpp), two CUDA kernels here and the
+// Y = S A with S drawn on the fly (sparse_projection/sparse_sign_operator.hpp), two CUDA kernels here and the
 // Tensor Core tiles for dense-ish S beside them (tensor_core_tiles.cu):
 //  - RowWarp: the write-up's v3 rebuilt on this operator. A warp per row j of S, a lane per
 //    column of A; the lanes draw 32 consecutive jumps of a segment at once (any draw of S is one

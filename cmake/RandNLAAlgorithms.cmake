@@ -1,0 +1,68 @@
+# From RANDNLA_ALGORITHMS: the algorithms' sources (RANDNLA_ALGORITHM_SOURCES), their CUDA kernels
+# (RANDNLA_ALGORITHM_CUDA_SOURCES, and RANDNLA_ALGORITHM_SM90_SOURCES for the *_sm90.cu files that
+# exist only as sm_90a code), and, in RANDNLA_GENERATED_DIR, each backend's provide_algorithm_ops:
+# the one place that hands a backend the operations of every listed algorithm that has any there.
+set(RANDNLA_GENERATED_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
+set(RANDNLA_ALGORITHM_SOURCES)
+set(RANDNLA_ALGORITHM_CUDA_SOURCES)
+set(RANDNLA_ALGORITHM_SM90_SOURCES)
+set(_portable_includes "")
+set(_portable_calls "")
+set(_cuda_declarations "")
+set(_cuda_calls "")
+foreach(alg IN LISTS RANDNLA_ALGORITHMS)
+  if(NOT IS_DIRECTORY ${PROJECT_SOURCE_DIR}/algorithms/${alg})
+    message(FATAL_ERROR "RANDNLA_ALGORITHMS: algorithms/${alg}/ does not exist")
+  endif()
+  file(GLOB _sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/algorithms/${alg}/*.cpp)
+  list(APPEND RANDNLA_ALGORITHM_SOURCES ${_sources})
+  if(EXISTS ${PROJECT_SOURCE_DIR}/backends/portable/${alg}/provide_ops.hpp)
+    string(APPEND _portable_includes "#include \"portable/${alg}/provide_ops.hpp\"\n")
+    string(APPEND _portable_calls "  provide_${alg}_ops(exec, b);\n")
+  endif()
+  file(GLOB _cuda CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/backends/cuda/${alg}/*.cu)
+  foreach(file IN LISTS _cuda)
+    if(file MATCHES "_sm90\\.cu$")
+      list(APPEND RANDNLA_ALGORITHM_SM90_SOURCES ${file})
+    else()
+      list(APPEND RANDNLA_ALGORITHM_CUDA_SOURCES ${file})
+    endif()
+  endforeach()
+  if(EXISTS ${PROJECT_SOURCE_DIR}/backends/cuda/${alg}/provide_ops.cu)
+    string(APPEND _cuda_declarations "void provide_${alg}_ops(const Resources& r, DeviceContext& c);\n")
+    string(APPEND _cuda_calls "  provide_${alg}_ops(r, c);\n")
+  endif()
+endforeach()
+
+file(CONFIGURE OUTPUT ${RANDNLA_GENERATED_DIR}/portable_algorithm_ops.hpp CONTENT
+"// Generated from RANDNLA_ALGORITHMS by cmake/RandNLAAlgorithms.cmake: do not edit.
+#pragma once
+
+#include \"randnla/backend.hpp\"
+${_portable_includes}
+namespace randnla {
+namespace portable {
+
+/// Provides every listed algorithm's operations on the portable backend `b` running on `exec`.
+template <class Exec>
+void provide_algorithm_ops([[maybe_unused]] const Exec& exec, [[maybe_unused]] Backend& b) {
+${_portable_calls}}
+
+}  // namespace portable
+}  // namespace randnla
+")
+
+file(CONFIGURE OUTPUT ${RANDNLA_GENERATED_DIR}/cuda_algorithm_ops.cu CONTENT
+"// Generated from RANDNLA_ALGORITHMS by cmake/RandNLAAlgorithms.cmake: do not edit.
+#include \"cuda/context/resources.cuh\"
+
+namespace randnla {
+namespace cuda {
+
+${_cuda_declarations}
+void provide_algorithm_ops([[maybe_unused]] const Resources& r, [[maybe_unused]] DeviceContext& c) {
+${_cuda_calls}}
+
+}  // namespace cuda
+}  // namespace randnla
+")

@@ -1,0 +1,61 @@
+// Owning matrices in a context's memory, and the allocator an algorithm makes its results with.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "randnla/context.hpp"
+
+namespace randnla {
+
+/// An owning column-major matrix in a backend's memory space (ld = rows).
+template <class T>
+class Matrix {
+ public:
+  Matrix() = default;
+  Matrix(DeviceContext& context, index_t rows, index_t cols, const std::string& name = "A") {
+    require(rows >= 0, name + ".rows", rows, "must be >= 0");
+    require(cols >= 0, name + ".cols", cols, "must be >= 0");
+    storage_ = context.allocate(static_cast<std::size_t>(rows * cols) * sizeof(T) + sizeof(T));
+    view_ = MatrixView<T>(static_cast<T*>(storage_.get()), rows, cols, rows > 1 ? rows : 1, context.memory_space(),
+                          name);
+  }
+  /// A matrix over memory that `owner` keeps alive (e.g. a Kokkos::View the caller keeps).
+  Matrix(std::shared_ptr<void> owner, MatrixView<T> view) : storage_(std::move(owner)), view_(view) {}
+  /// The same elements, sharing the memory, as a packed rows x cols matrix. Throws InvalidArgument
+  /// where this matrix is not packed (ld = rows) or holds another number of elements.
+  Matrix<T> reshaped(index_t rows, index_t cols, const std::string& name = "A") const {
+    require(view_.ld() == view_.rows() || view_.cols() <= 1, name + ".ld", view_.ld(),
+            "must equal the rows " + std::to_string(view_.rows()) + " to reshape");
+    require(rows * cols == view_.size(), name + ".size", rows * cols, "must equal " + std::to_string(view_.size()));
+    return Matrix<T>(storage_, MatrixView<T>(view_.data(), rows, cols, rows > 1 ? rows : 1, view_.space(), name));
+  }
+  const MatrixView<T>& view() const { return view_; }
+  operator MatrixView<T>() const { return view_; }              // NOLINT: a matrix is usable as its view
+  operator MatrixView<const T>() const { return view_; }        // NOLINT
+  T* data() const { return view_.data(); }
+  index_t rows() const { return view_.rows(); }
+  index_t cols() const { return view_.cols(); }
+  MemorySpace space() const { return view_.space(); }
+
+ private:
+  std::shared_ptr<void> storage_;
+  MatrixView<T> view_;
+};
+
+/// Makes the matrices an algorithm returns (rows x cols, FP32, in the backend's memory): by default
+/// new matrices of the backend; the Kokkos-native entry points pass one that allocates Kokkos
+/// views, so that results are returned as views without a copy.
+using MatrixAllocator = std::function<Matrix<float>(index_t rows, index_t cols, const std::string& name)>;
+
+/// The default MatrixAllocator: Matrix<float>(context, rows, cols, name).
+inline MatrixAllocator backend_matrices(DeviceContext& context) {
+  return [&context](index_t rows, index_t cols, const std::string& name) {
+    return Matrix<float>(context, rows, cols, name);
+  };
+}
+
+}  // namespace randnla
