@@ -82,36 +82,50 @@ namespace kokkos_api {
 template <class Exec>
 using IfExecutionSpace = std::enable_if_t<Kokkos::is_execution_space<Exec>::value>;
 
-/// Results allocated as Kokkos views on `exec` (a MatrixAllocator), kept by name for the caller.
+/// Results allocated as Kokkos views on `exec` (a MatrixAllocator), kept for the caller: view(r.U)
+/// is the view the result matrix r.U was allocated as.
 template <class Exec>
 class ViewOutputs {
  public:
   using Views = Kokkos::View<float**, Kokkos::LayoutLeft, typename Exec::memory_space>;
 
-  explicit ViewOutputs(const Exec& exec) : exec_(exec), views_(std::make_shared<std::map<std::string, Views>>()) {}
+  explicit ViewOutputs(const Exec& exec) : exec_(exec), views_(std::make_shared<std::map<const float*, Views>>()) {}
   MatrixAllocator allocator() const {
     const Exec exec = exec_;
     const auto views = views_;
     return [exec, views](index_t rows, index_t cols, const std::string& name) {
       Views v(Kokkos::view_alloc(exec, "randnla::" + name, Kokkos::WithoutInitializing), rows, cols);
-      (*views)[name] = v;
+      (*views)[v.data()] = v;
       return Matrix<float>(std::make_shared<Views>(v), view_of(v, name));
     };
   }
-  Views matrix(const std::string& name) const { return views_->at(name); }
-  Kokkos::View<float*, Kokkos::LayoutLeft, typename Exec::memory_space> vector(const std::string& name) const {
-    return Kokkos::subview(matrix(name), Kokkos::ALL(), 0);
+  /// The view `m` was allocated as; empty for an empty m. Throws Error for a matrix this
+  /// allocator did not make (a library defect).
+  Views view(const Matrix<float>& m) const {
+    if (m.data() == nullptr) return Views();
+    const auto it = views_->find(m.data());
+    if (it == views_->end()) throw Error("randnla: a result matrix was not allocated as a Kokkos view");
+    return it->second;
+  }
+  Kokkos::View<float*, Kokkos::LayoutLeft, typename Exec::memory_space> vector(const Matrix<float>& m) const {
+    return Kokkos::subview(view(m), Kokkos::ALL(), 0);
   }
 
  private:
   Exec exec_;
-  std::shared_ptr<std::map<std::string, Views>> views_;
+  std::shared_ptr<std::map<const float*, Views>> views_;
 };
 
 /// A view of extents[0] x ... x extents[N-1] allocated on exec, uninitialised.
 template <class V, class Exec, std::size_t... I>
 V allocate(const Exec& exec, const std::string& label, const std::vector<index_t>& extents, std::index_sequence<I...>) {
   return V(Kokkos::view_alloc(exec, label, Kokkos::WithoutInitializing), static_cast<std::size_t>(extents[I])...);
+}
+
+/// An unmanaged view of extents[0] x ... x extents[N-1] over `data`.
+template <class V, std::size_t... I>
+V wrap(float* data, const std::vector<index_t>& extents, std::index_sequence<I...>) {
+  return V(data, static_cast<std::size_t>(extents[I])...);
 }
 
 template <class Exec, class View>
@@ -121,9 +135,9 @@ void require_reachable() {
   static_assert(std::is_same<typename View::non_const_value_type, float>::value, "randnla: the view must hold float");
 }
 
-template <class Exec>
-RsvdViews<typename Exec::memory_space> views_of(const ViewOutputs<Exec>& out, RsvdResult&& r) {
-  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+template <class Exec, class Result>
+RsvdViews<typename Exec::memory_space> views_of(const ViewOutputs<Exec>& out, Result&& r) {
+  return {out.view(r.U), out.vector(r.S), out.view(r.V), std::move(r.report)};
 }
 
 }  // namespace kokkos_api
@@ -163,7 +177,7 @@ LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AVi
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   LraResult r = randomized_lra(*backend, view_of(a, "A"), k, options, out.allocator());
-  return {out.matrix("X"), out.matrix("Y"), std::move(r.report)};
+  return {out.view(r.X), out.view(r.Y), std::move(r.report)};
 }
 
 /// Very sparse random projection Y = S A without storing S (Li, Hastie & Church 2006; see
@@ -175,7 +189,7 @@ SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const 
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   SparseProjectionResult r = sparse_sign_projection(*backend, view_of(a, "A"), k, options, out.allocator());
-  return {out.matrix("Y"), std::move(r.report)};
+  return {out.view(r.Y), std::move(r.report)};
 }
 
 /// Tall-skinny QR A = Q R by a reduction tree (see tsqr(Backend&, ...)) on `exec`.
@@ -186,8 +200,8 @@ TsqrViews<typename Exec::memory_space> tsqr(const Exec& exec, const AView& a, co
   auto backend = backend_for(exec);
   TsqrResult r = tsqr(*backend, view_of(a, "A"), options, out.allocator());
   TsqrViews<typename Exec::memory_space> v;
-  if (options.form_q && options.q_buffer.empty()) v.Q = out.matrix("Q");
-  v.R = out.matrix("R");
+  if (options.form_q && options.q_buffer.empty()) v.Q = out.view(r.Q);
+  v.R = out.view(r.R);
   v.report = std::move(r.report);
   return v;
 }
@@ -204,16 +218,15 @@ TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> rp
   using CoreView = Kokkos::View<typename AView::non_const_data_type, Kokkos::LayoutLeft, typename Exec::memory_space>;
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  auto core = std::make_shared<CoreView>();
-  const MatrixAllocator factors = out.allocator();
-  const MatrixAllocator outputs = [&](index_t rows, index_t cols, const std::string& name) {
-    if (name != "core") return factors(rows, cols, name);
-    *core = kokkos_api::allocate<CoreView>(exec, "randnla::core", ranks, std::make_index_sequence<N>());
-    return Matrix<float>(core, MatrixView<float>(core->data(), rows, cols, rows, backend->memory_space(), name));
-  };
-  TuckerResult r = rp_hosvd(*backend, tensor_view_of(a, "A"), ranks, options, outputs);
-  TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> v{*core, {}, std::move(r.report)};
-  for (int i = 0; i < N; ++i) v.Q.push_back(out.matrix("Q" + std::to_string(i)));
+  TuckerResult r = rp_hosvd(*backend, tensor_view_of(a, "A"), ranks, options, out.allocator());
+  // The core comes back as its mode-0 unfolding (J_1 x J_2 ... J_N, the same LayoutLeft order): its
+  // few elements are copied into a view of N modes.
+  using Unmanaged = Kokkos::View<typename AView::non_const_data_type, Kokkos::LayoutLeft, typename Exec::memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const CoreView core = kokkos_api::allocate<CoreView>(exec, "randnla::core", ranks, std::make_index_sequence<N>());
+  Kokkos::deep_copy(exec, core, kokkos_api::wrap<Unmanaged>(r.core.data(), ranks, std::make_index_sequence<N>()));
+  TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> v{core, {}, std::move(r.report)};
+  for (const Matrix<float>& q : r.factors) v.Q.push_back(out.view(q));
   return v;
 }
 
@@ -230,7 +243,7 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd(const Exec& exec, Commun
   auto backend = backend_for(exec);
   DistributedRsvdResult r = distributed_rsvd(*backend, comm, view_of(a, "A"), k, options, out.allocator());
   if (distribution) *distribution = r.distribution;
-  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+  return kokkos_api::views_of(out, std::move(r));
 }
 
 /// Fixed-accuracy randomized SVD of A distributed by rows over `comm` (see
@@ -245,7 +258,7 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exe
   auto backend = backend_for(exec);
   DistributedRsvdResult r = distributed_rsvd_fixed_accuracy(*backend, comm, view_of(a, "A"), options, out.allocator());
   if (distribution) *distribution = r.distribution;
-  return {out.matrix("U"), out.vector("S"), out.matrix("V"), std::move(r.report)};
+  return kokkos_api::views_of(out, std::move(r));
 }
 
 namespace kokkos_api {
@@ -261,8 +274,8 @@ TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communic
   const DistributedQrResult r = factor(*backend, comm, view_of(a, "A"), out.allocator());
   if (distribution) *distribution = r.report;
   TsqrViews<typename Exec::memory_space> v;
-  v.Q = out.matrix("Q");
-  v.R = out.matrix("R");
+  v.Q = out.view(r.Q);
+  v.R = out.view(r.R);
   v.report.backend = backend->description();
   v.report.levels = 1;  // the stack of the ranks' R factors above their local QRs
   return v;

@@ -3,7 +3,8 @@
 # .device/: the test and benchmark binaries, the Trilinos-style consumer built against the
 # installed CUDA-enabled-Kokkos package, and the non-CUDA shared libraries they load (Debian's
 # Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
-# Usage: [RANDNLA_BUNDLE_DATA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
+# Usage: [RANDNLA_BUNDLE_DATA=0] [RANDNLA_BUNDLE_KOKKOS_CUDA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
+#   RANDNLA_BUNDLE_KOKKOS_CUDA=0: leave the CUDA-enabled Kokkos configuration out (benchmarks only).
 #   BASELINE_COMMIT: also build that commit's bench_gemm, bench_rsvd, bench_qr, bench_tucker and
 #   bench_lra (in a git worktree), so that gpu_run.sh compares before and after in one call.
 set -euo pipefail
@@ -36,7 +37,7 @@ fi
 
 # 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built: the
 #    portable backend then runs on Kokkos::Cuda, and the consumer keeps its data on the GPU.
-if [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then
+if [ "${RANDNLA_BUNDLE_KOKKOS_CUDA:-1}" != 0 ] && [ -f .kokkos-cuda/lib/cmake/Kokkos/KokkosConfig.cmake ]; then
   cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON >/dev/null
   cmake --build build-kokkos-cuda -j "$jobs"  # everything: the install below takes the tool too
