@@ -41,7 +41,7 @@ struct RsvdViews {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> U;  ///< m x k, orthonormal columns
   Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
-  RsvdReport report;
+  RsvdReport report;  ///< what ran, the phases' times and the error estimate
 };
 
 /// The randomized LRA A ~ X Y^T as Kokkos views in MemSpace (FP32, LayoutLeft).
@@ -49,14 +49,14 @@ template <class MemSpace>
 struct LraViews {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> X;  ///< m x r
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;  ///< n x r
-  LraReport report;
+  LraReport report;  ///< what ran, the residuals and the phases' times
 };
 
 /// A sparse sign projection's Y (k x b, FP32, LayoutLeft) as a Kokkos view in MemSpace.
 template <class MemSpace>
 struct SparseProjectionViews {
-  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;
-  SparseProjectionReport report;
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Y;  ///< k x b
+  SparseProjectionReport report;  ///< the kernel, the density, the non-zeros' value and the time
 };
 
 /// A = Q R as Kokkos views in MemSpace (FP32, LayoutLeft); Q empty when not formed or written into
@@ -65,7 +65,7 @@ template <class MemSpace>
 struct TsqrViews {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> Q;  ///< m x n
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> R;  ///< n x n, upper triangular
-  TsqrReport report;
+  TsqrReport report;  ///< the tree's shape and the blocks' method
 };
 
 /// A Tucker approximation A ~ core x_1 Q[0] ... x_N Q[N-1] as Kokkos views in MemSpace (FP32,
@@ -74,7 +74,7 @@ template <class CoreData, class MemSpace>
 struct TuckerViews {
   Kokkos::View<CoreData, Kokkos::LayoutLeft, MemSpace> core;  ///< J_1 x ... x J_N
   std::vector<Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace>> Q;  ///< Q[i]: I_i x J_i, orthonormal columns
-  TuckerReport report;
+  TuckerReport report;  ///< what ran and the phases' times
 };
 
 namespace kokkos_api {

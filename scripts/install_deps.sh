@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake g++ make libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev liblapack-dev
           libgtest-dev libpng-dev zlib1g-dev dataset-fashion-mnist python3 python3-venv clang-14 libclang-rt-14-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin doxygen)
 here=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
 for p in "${packages[@]}"; do
@@ -17,12 +17,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python with numpy, scikit-learn and TensorLy for the tool's tests (the peer cross-checks).
+# Python with numpy, scikit-learn and TensorLy for the tool's tests (the peer cross-checks), and
+# matplotlib for the docs' plots of the recorded results (scripts/plot_results.py).
 venv="$here/.venv-test"
-if ! "$venv/bin/python" -c "import numpy, sklearn, tensorly" 2>/dev/null; then
-  echo "install_deps: creating $venv (numpy, scikit-learn, tensorly)"
+if ! "$venv/bin/python" -c "import numpy, sklearn, tensorly, matplotlib" 2>/dev/null; then
+  echo "install_deps: creating $venv (numpy, scikit-learn, tensorly, matplotlib)"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1 tensorly==0.10.0
+  "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1 tensorly==0.10.0 matplotlib==3.11.2
 fi
 
 # A real photograph for the image-compression example: scikit-image's sample images, taken from

@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
 bash scripts/install_deps.sh
+bash scripts/build_docs.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"

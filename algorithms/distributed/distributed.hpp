@@ -30,17 +30,20 @@ void require_on_every_rank(Communicator& comm, bool ok, const std::string& name,
 /// rank, at least one row on each, at least n rows in all. Returns every rank's row count, rank by rank.
 std::vector<std::int64_t> require_distributed_qr_arguments(Communicator& comm, MatrixView<const float> a);
 
+/// How a distributed run communicated: the transport, the ranks and this rank's traffic.
 struct DistributedReport {
   std::string transport;   ///< Communicator::transport()
-  int ranks = 1;
+  int ranks = 1;           ///< the communicator's size P
   double words_sent = 0;   ///< FP32 words this rank sent or took part in reducing (the cost model's count)
   PhaseReport phases;      ///< this rank's wall time per phase (the QR factorisations' steps)
 };
 
+/// A = Q R for A distributed by rows: this rank's rows of Q and the whole R (FP32, column-major,
+/// the backend's memory).
 struct DistributedQrResult {
   Matrix<float> Q;  ///< this rank's rows of Q (m_i x n), orthonormal columns over all ranks
   Matrix<float> R;  ///< n x n upper triangular, the same on every rank; A = Q R
-  DistributedReport report;
+  DistributedReport report;  ///< the transport, ranks, words sent and phases
 };
 
 /// The signature every distributed QR factorisation below shares (for callers that pick one).
@@ -89,12 +92,14 @@ DistributedQrResult distributed_cholesky_qr2(Backend& backend, Communicator& com
 DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator& comm, MatrixView<const float> a,
                                                  const MatrixAllocator& outputs = nullptr);
 
+/// The randomized SVD A ~ U diag(S) V^T of A distributed by rows: this rank's rows of U, S and V
+/// whole (FP32, column-major, the backend's memory).
 struct DistributedRsvdResult {
   Matrix<float> U;  ///< this rank's rows of U (m_i x k)
   Matrix<float> S;  ///< k x 1, descending, the same on every rank
   Matrix<float> V;  ///< n x k, the same on every rank
-  RsvdReport report;
-  DistributedReport distribution;
+  RsvdReport report;                ///< what ran and the phases' times, as rsvd() reports them
+  DistributedReport distribution;   ///< the transport, ranks and words sent
 };
 
 /// Rank-k randomized SVD of A distributed by rows (Halko, Martinsson & Tropp 2011, Alg. 4.4 and

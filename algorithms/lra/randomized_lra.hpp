@@ -33,6 +33,7 @@ enum class LraProducts {
              ///< refinement in TF32 there (LraRefinement::Subspace)
 };
 
+/// The names of LraProducts' values as the command-line tool spells them ("fp32", "fp16-once", ...).
 inline const EnumNames<LraProducts>& names_of(LraProducts) {
   static const EnumNames<LraProducts> names{{LraProducts::FP32, "fp32"}, {LraProducts::TF32, "tf32"},
                                             {LraProducts::FP16, "fp16"}, {LraProducts::FP16Once, "fp16-once"},
@@ -58,21 +59,23 @@ enum class LraRefinement {
   Subspace
 };
 
+/// The names of LraRefinement's values as the command-line tool spells them ("residual", "subspace").
 inline const EnumNames<LraRefinement>& names_of(LraRefinement) {
   static const EnumNames<LraRefinement> names{{LraRefinement::Residual, "residual"},
                                               {LraRefinement::Subspace, "subspace"}};
   return names;
 }
 
+/// Options of the randomized LRA, randomized_lra(); every field has a default.
 struct LraOptions {
   index_t oversampling = 0;   ///< p: Omega has k + p columns (the paper's runs use p = 0)
-  std::uint64_t seed = 42;
-  LraProducts products = LraProducts::Auto;
+  std::uint64_t seed = 42;    ///< Omega's Philox seed (same Omega on host and device)
+  LraProducts products = LraProducts::Auto;  ///< the precision of B = A Omega and Y = A^T Q
   /// CholeskyQR factors its Gram matrix in FP64 (the paper's dcholQR, Algorithm 3); Auto adds
   /// passes while the basis is not orthonormal to FP32 precision and falls back to Householder.
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR;
   int refinements = 0;        ///< refinement steps, at most (Residual: each adds rank 2k)
-  LraRefinement refinement = LraRefinement::Residual;
+  LraRefinement refinement = LraRefinement::Residual;  ///< how refinement steps improve the factors
   /// Residual refinement only (InvalidArgument with Subspace, which forms no residual). 0: run
   /// every refinement step; > 0: stop refining once the refined factors (before any
   /// recompression) meet ||A - X Y^T||_F <= tolerance ||A||_F (each check costs the residual the
@@ -90,7 +93,7 @@ struct LraOptions {
 /// Phases: "products", "orthonormalisation", "residual", "recompression" (subspace refinement's
 /// truncation to rank k too).
 struct LraReport {
-  std::string backend;
+  std::string backend;                        ///< the backend that ran, e.g. the GPU's name or "host"
   std::string products;                       ///< the products asked for, e.g. "fp16" (Auto with
                                               ///< subspace refinement: the sketch's, "tf32" or "auto")
   std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
@@ -98,15 +101,16 @@ struct LraReport {
   /// last one when a tolerance is given)
   std::vector<double> residuals;
   int refinements = 0;                        ///< the steps that ran
-  PhaseReport phases;
-  double total_ms() const { return phases.total_ms(); }
+  PhaseReport phases;                         ///< milliseconds per phase, in the order they ran
+  double total_ms() const { return phases.total_ms(); }  ///< the phases' sum, milliseconds
 };
 
+/// The randomized LRA A ~ X Y^T as matrices in the backend's memory (FP32, column-major).
 struct LraResult {
   Matrix<float> X;  ///< m x r
   Matrix<float> Y;  ///< n x r; A ~ X Y^T. r = k, or k (1 + 2 s) after s residual refinement
                     ///< steps without recompression
-  LraReport report;
+  LraReport report;  ///< what ran, the residuals and the phases' times
 };
 
 /// Rank-k randomized LRA of A (m x n, FP32, LayoutLeft, in the backend's memory; not modified

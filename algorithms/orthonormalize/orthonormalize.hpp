@@ -10,6 +10,8 @@
 
 namespace randnla {
 
+/// The method that makes a tall-skinny Y (m x l, m >= l) orthonormal: asked for in options, and
+/// reported (RsvdReport::orthonormalizers, ...) as the one that actually ran.
 enum class Orthonormalizer {
   Householder,        ///< LAPACK geqrf + orgqr (cuSOLVER on the GPU): unconditionally stable
   CholeskyQR,         ///< one pass, Gram matrix and Cholesky in FP64: orthogonality ~ cond(Y)^2 * 2^-53
@@ -32,6 +34,7 @@ enum class Orthonormalizer {
   ColumnScaling       ///< reported only (Auto): Y's columns were orthogonal already, Q = Y D
 };
 
+/// The names of Orthonormalizer's values as the command-line tool spells them ("householder", "cholqr", ...).
 inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
   static const EnumNames<Orthonormalizer> names{{Orthonormalizer::Householder, "householder"},
                                                 {Orthonormalizer::CholeskyQR, "cholqr"},

@@ -16,12 +16,13 @@ namespace randnla {
 enum class SmallSvd {
   Gram,    ///< through B's FP64 Gram matrix: symmetric_eig, then CholeskyQR of B^T V (svd_through_gram)
   Gesvd,   ///< Backend::svd with SvdMethod::Gesvd, after a QR of B^T; likewise the next three
-  Gesdd,
-  Jacobi,
-  Polar,
+  Gesdd,   ///< Backend::svd with SvdMethod::Gesdd (divide and conquer), after a QR of B^T
+  Jacobi,  ///< Backend::svd with SvdMethod::Jacobi, after a QR of B^T
+  Polar,   ///< Backend::svd with SvdMethod::Polar (cuSOLVER's polar SVD on CUDA), after a QR of B^T
   Auto     ///< Gram
 };
 
+/// The names of SmallSvd's values as the command-line tool spells them ("gram", "gesvd", ...).
 inline const EnumNames<SmallSvd>& names_of(SmallSvd) {
   static const EnumNames<SmallSvd> names{{SmallSvd::Gram, "gram"},     {SmallSvd::Gesvd, "gesvd"},
                                          {SmallSvd::Gesdd, "gesdd"},   {SmallSvd::Jacobi, "jacobi"},
@@ -36,12 +37,14 @@ enum class SketchOperator {
               ///< work for the sketch, in FP32 sums; `sketch` then governs the power iterations' products
 };
 
+/// The names of SketchOperator's values as the command-line tool spells them ("gaussian", "sparse-sign").
 inline const EnumNames<SketchOperator>& names_of(SketchOperator) {
   static const EnumNames<SketchOperator> names{{SketchOperator::Gaussian, "gaussian"},
                                                {SketchOperator::SparseSign, "sparse-sign"}};
   return names;
 }
 
+/// Options of the fixed-rank randomized SVD, rsvd(); every field has a default.
 struct RsvdOptions {
   index_t oversampling = 10;        ///< p: the sketch has l = k + p columns
   /// q: Y = (A A^T)^q A Omega, re-orthonormalised between products. The default 2 gives singular
@@ -49,13 +52,15 @@ struct RsvdOptions {
   /// on the digits; torch.svd_lowrank also defaults to 2, scikit-learn to 4 or 7.
   int power_iterations = 2;
   std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
+  /// The products' precision (SketchPrecision): Auto, with Tensor Cores, Omega in FP16 and
+  /// SHGEMM/TCEC on FP16 or TF32 Tensor Cores chosen from A's exponents; without, FP32 GEMM.
   SketchPrecision sketch = SketchPrecision::Auto;
-  SketchOperator sketch_operator = SketchOperator::Gaussian;
+  SketchOperator sketch_operator = SketchOperator::Gaussian;  ///< Omega: dense Gaussian or very sparse sign
   /// Every basis; with Auto, the bases between two products of a power iteration get one
   /// CholeskyQR pass (they only carry the span to the next product) and the basis Q of B = Q^T A
   /// is made orthonormal to FP32 precision (Orthonormalizer::Auto).
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
-  SmallSvd small_svd = SmallSvd::Auto;
+  SmallSvd small_svd = SmallSvd::Auto;  ///< the SVD of B = Q^T A (l x n)
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
   Progress progress;                ///< called after each phase with its name and milliseconds
 };
@@ -65,19 +70,20 @@ struct RsvdOptions {
 /// non-finite check, done on the sketch Y: A is scanned only when Y is not finite),
 /// "orthonormalisation", "Q^T A", "small SVD", "U = Q Uhat", "error estimate".
 struct RsvdReport {
-  std::string backend;
+  std::string backend;                         ///< the backend that ran, e.g. the GPU's name or "host"
   std::string sketch_kernel;                   ///< e.g. "shgemm fp16-TC (A scaled by 2^3)"
   std::vector<std::string> orthonormalizers;   ///< the method each orthonormalisation actually used
-  PhaseReport phases;
+  PhaseReport phases;                          ///< milliseconds per phase, in the order they ran
   double relative_error_estimate = -1;         ///< ~ ||A - U S V^T||_F / ||A||_F; -1 when not estimated
-  double total_ms() const { return phases.total_ms(); }
+  double total_ms() const { return phases.total_ms(); }  ///< the phases' sum, milliseconds
 };
 
+/// The randomized SVD A ~ U diag(S) V^T as matrices in the backend's memory (FP32, column-major).
 struct RsvdResult {
   Matrix<float> U;  ///< m x k, orthonormal columns
   Matrix<float> S;  ///< k x 1, descending
   Matrix<float> V;  ///< n x k, orthonormal columns; A ~ U diag(S) V^T
-  RsvdReport report;
+  RsvdReport report;  ///< what ran, the phases' times and the error estimate
 };
 
 /// Rank-k randomized SVD of A (m x n, FP32, LayoutLeft, in the backend's memory; A is not modified).
@@ -90,15 +96,16 @@ struct RsvdResult {
 RsvdResult rsvd(Backend& backend, MatrixView<const float> a, index_t k, const RsvdOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
 
+/// Options of the fixed-accuracy randomized SVD, rsvd_fixed_accuracy(); every field has a default.
 struct FixedAccuracyOptions {
   double tolerance = 1e-2;          ///< stop when ||A - Q Q^T A||_F <= tolerance * ||A||_F, in (0, 1)
   index_t block_size = 32;          ///< columns added to Q per step
   index_t max_rank = -1;            ///< -1: min(m, n)
   int power_iterations = 0;         ///< per block; the blocks' own growth already refines the basis
-  std::uint64_t seed = 42;
-  SketchPrecision sketch = SketchPrecision::Auto;
-  SmallSvd small_svd = SmallSvd::Auto;
-  Progress progress;
+  std::uint64_t seed = 42;          ///< the blocks' Philox seed (same blocks on host and device)
+  SketchPrecision sketch = SketchPrecision::Auto;  ///< the products' precision, as RsvdOptions::sketch
+  SmallSvd small_svd = SmallSvd::Auto;  ///< the SVD of B = Q^T A, as RsvdOptions::small_svd
+  Progress progress;                ///< called after each phase with its name and milliseconds
 };
 
 /// Fixed-accuracy randomized SVD: a blocked range finder grows Q block by block until the

@@ -27,35 +27,41 @@ enum class SparseScaling {
   Isometric  ///< +-sqrt(1/(p k)), so that E||S x||^2 = ||x||^2 for every x (Johnson-Lindenstrauss)
 };
 
+/// The names of SparseDensity's values as the command-line tool spells them ("very-sparse", "achlioptas", "given").
 inline const EnumNames<SparseDensity>& names_of(SparseDensity) {
   static const EnumNames<SparseDensity> names{
       {SparseDensity::VerySparse, "very-sparse"}, {SparseDensity::Achlioptas, "achlioptas"}, {SparseDensity::Given, "given"}};
   return names;
 }
+/// The names of SparseScaling's values as the command-line tool spells them ("none", "isometric").
 inline const EnumNames<SparseScaling>& names_of(SparseScaling) {
   static const EnumNames<SparseScaling> names{{SparseScaling::None, "none"}, {SparseScaling::Isometric, "isometric"}};
   return names;
 }
 
+/// Options of the very sparse random projection, sparse_sign_projection(); every field has a default.
 struct SparseProjectionOptions {
-  SparseDensity density = SparseDensity::VerySparse;
+  SparseDensity density = SparseDensity::VerySparse;  ///< p, the probability of a non-zero in S
   double density_value = 0.0;  ///< p for SparseDensity::Given, in (0, 1]
-  SparseScaling scaling = SparseScaling::Isometric;
-  SampleLayout layout = SampleLayout::Columns;
-  std::uint64_t seed = 42;
+  SparseScaling scaling = SparseScaling::Isometric;   ///< the non-zeros' magnitude
+  SampleLayout layout = SampleLayout::Columns;        ///< A's samples as columns (D x b) or rows (b x D)
+  std::uint64_t seed = 42;     ///< S's Philox seed: the same S on every backend for the same k, D and options
   SparseKernel kernel = SparseKernel::Auto;  ///< the GPU kernel (the report names the one that ran)
 };
 
+/// How the sparse projection ran.
 struct SparseProjectionReport {
+  /// backend: where it ran (the GPU's name or "host"); kernel: which kernel ran
   std::string backend, kernel;  ///< where it ran and which kernel
   double density = 0.0;         ///< p
   float value = 0.0f;           ///< the non-zeros' magnitude
   double ms = 0.0;              ///< wall time, the device synchronised
 };
 
+/// Y = S A as a matrix in the backend's memory (FP32, column-major).
 struct SparseProjectionResult {
   Matrix<float> Y;  ///< k x b
-  SparseProjectionReport report;
+  SparseProjectionReport report;  ///< the kernel, the density, the non-zeros' value and the time
 };
 
 /// S (k x D) as the options define it: the same operator for every call with the same k, D and

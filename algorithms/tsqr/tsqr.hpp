@@ -10,6 +10,7 @@
 
 namespace randnla {
 
+/// Options of the tall-skinny QR, tsqr(); every field has a default.
 struct TsqrOptions {
   bool form_q = true;     ///< false: R only (no Q is formed, at a fraction of the work)
   /// The blocks' arithmetic. FP32: Householder QR in FP32 (LAPACK's blocks, or the CUDA backend's
@@ -39,8 +40,9 @@ struct TsqrOptions {
   MatrixView<float> q_buffer;
 };
 
+/// How the TSQR ran: the tree's shape and how its blocks were factored.
 struct TsqrReport {
-  std::string backend;
+  std::string backend;  ///< the backend that ran, e.g. the GPU's name or "host"
   int levels = 0;     ///< levels of the tree (1: a single Householder QR)
   index_t leaves = 0; ///< row blocks at the bottom level
   index_t panels = 1;  ///< column panels (more than 1 where A is wider than the backend's blocks)
@@ -48,10 +50,11 @@ struct TsqrReport {
   std::string arithmetic;  ///< to_string(TsqrOptions::arithmetic)
 };
 
+/// A = Q R as matrices in the backend's memory (FP32, column-major).
 struct TsqrResult {
   Matrix<float> Q;  ///< m x n, orthonormal columns (empty with form_q = false, or a view of q_buffer)
   Matrix<float> R;  ///< n x n, upper triangular (zeros below the diagonal); LAPACK's signs, A = Q R
-  TsqrReport report;
+  TsqrReport report;  ///< the tree's shape and the blocks' method
 };
 
 /// A = Q R for A (m x n, m >= n >= 1, FP32, LayoutLeft, the backend's memory; not modified unless

@@ -18,6 +18,7 @@
 
 namespace randnla {
 
+/// How rp_hosvd() sketches the modes and forms the core.
 enum class TuckerVariant {
   /// Every mode sketched from A (W_i = A_(i) Omega_(i), Q_i = qr(W_i)), then g = A x_i Q_i^T:
   /// N + 1 reads of A (Ahmadi-Asl et al. 2021, RP-HOSVD; Ootomo & Yokota, Sec. 5.2).
@@ -31,6 +32,7 @@ enum class TuckerVariant {
   SinglePass
 };
 
+/// The names of TuckerVariant's values as the command-line tool spells them ("two-pass", "sequential", "single-pass").
 inline const EnumNames<TuckerVariant>& names_of(TuckerVariant) {
   static const EnumNames<TuckerVariant> names{{TuckerVariant::TwoPass, "two-pass"},
                                               {TuckerVariant::SequentiallyTruncated, "sequential"},
@@ -38,8 +40,9 @@ inline const EnumNames<TuckerVariant>& names_of(TuckerVariant) {
   return names;
 }
 
+/// Options of the random-projection HOSVD, rp_hosvd(); every field has a default.
 struct TuckerOptions {
-  TuckerVariant variant = TuckerVariant::TwoPass;
+  TuckerVariant variant = TuckerVariant::TwoPass;  ///< how the modes are sketched and the core formed
   /// p: mode i is sketched with l_i = min(J_i + p, I_i) columns and the l_1 x ... x l_N core is
   /// truncated to J_1 x ... x J_N by an HOSVD of its own (FP64 Gram matrices). 0: Q_i has J_i
   /// columns, as in the papers' RP-HOSVD.
@@ -64,21 +67,23 @@ struct TuckerOptions {
 /// that waits, see rp_hosvd), "orthonormalisation", "core" (the products with Q_i^T, or the
 /// single pass's recovery), "truncation".
 struct TuckerReport {
-  std::string backend;
+  std::string backend;                        ///< the backend that ran, e.g. the GPU's name or "host"
   std::string sketch_kernel;                  ///< the first sketch product's kernel, e.g. "shgemm fp16-TC"
   std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
   std::vector<index_t> sketch_columns;        ///< l_i
-  PhaseReport phases;
-  double total_ms() const { return phases.total_ms(); }
+  PhaseReport phases;                         ///< milliseconds per phase, in the order they ran
+  double total_ms() const { return phases.total_ms(); }  ///< the phases' sum, milliseconds
 };
 
+/// A Tucker approximation A ~ g x_1 Q_1 ... x_N Q_N as matrices in the backend's memory (FP32,
+/// column-major).
 struct TuckerResult {
   /// The core g (J_1 x ... x J_N, first index fastest), stored as its mode-1 unfolding
   /// g_(1) (J_1 x J_2 ... J_N).
   Matrix<float> core;
   std::vector<index_t> core_extents;  ///< J_1 .. J_N
   std::vector<Matrix<float>> factors; ///< Q_i, I_i x J_i, orthonormal columns
-  TuckerReport report;
+  TuckerReport report;                ///< what ran and the phases' times
 };
 
 /// Rank-(J_1, ..., J_N) Tucker approximation of A (I_1 x ... x I_N, N = 3 to 5, FP32, first index

@@ -22,6 +22,7 @@ using Progress = std::function<void(const std::string& phase, double ms)>;
 /// (the products of power iterations) adds up.
 class PhaseReport {
  public:
+  /// Adds `ms` milliseconds to `phase`, appending it when it has not run before.
   void add(const std::string& phase, double ms) {
     for (auto& p : phases_)
       if (p.first == phase) {
@@ -36,11 +37,13 @@ class PhaseReport {
       if (p.first == phase) return p.second;
     return 0.0;
   }
+  /// The sum of every phase's milliseconds.
   double total_ms() const {
     double t = 0;
     for (const auto& p : phases_) t += p.second;
     return t;
   }
+  /// Every phase's name and milliseconds, in the order the phases first ran.
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
   /// "projection 0.63 ms, orthonormalisation 0.78 ms, ..., total 4.42 ms".
   std::string to_string() const {
@@ -66,6 +69,8 @@ class PhaseReport {
 /// reads the host clock.
 class Stopwatch {
  public:
+  /// Starts timing the work queued on `b` from now; laps go into `report` (when non-null) and to
+  /// `progress` (when set).
   explicit Stopwatch(Backend& b, PhaseReport* report = nullptr, Progress progress = nullptr)
       : b_(b), report_(report), progress_(std::move(progress)), last_(mark()) {}
   Stopwatch(const Stopwatch&) = delete;
