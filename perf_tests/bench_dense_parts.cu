@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "cuda/symmetric_eig.cuh"
+#include "cuda/factorizations/symmetric_eig.cuh"
 #include "portable/factorizations/lapack.hpp"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 #include "orthonormalize/orthonormalize.hpp"

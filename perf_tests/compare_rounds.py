@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Before/after table of bench_gemm or bench_rsvd over interleaved rounds (scripts/gpu_run.sh).
+"""Before/after table of a benchmark over interleaved rounds (scripts/gpu_run.sh).
 
-Usage: perf_tests/compare_rounds.py gemm|rsvd LOG_DIR
+Usage: perf_tests/compare_rounds.py gemm|rsvd|qr|tucker|lra LOG_DIR
 Reads LOG_DIR/bench_<what>_baseline_<r>.txt and bench_<what>_current_<r>.txt for every round r and
 prints, per row, the median over the rounds (min-max) of each binary, the change of the medians and
-the change of the best rounds: TFLOP/s for bench_gemm (+: faster), ms for bench_rsvd (-: faster).
+the change of the best rounds: TFLOP/s for bench_gemm (+: faster), ms for the others (-: faster).
 Both changes, because some rows are bimodal (a binary's rounds fall in two clusters several percent
 apart) and the median of a few rounds then lands on either cluster by chance.
 """
@@ -33,12 +33,44 @@ def rsvd_rows(path):
     return rows
 
 
+def qr_rows(path):
+    rows = {}
+    for line in open(path):
+        m = re.match(r"\s*(\d+ x \d+)\s+(\S.*?)\s+([0-9.]+) ms", line)
+        if m:
+            rows[(m.group(1).replace(" ", ""), m.group(2))] = float(m.group(3))
+    return rows
+
+
+def tucker_rows(path):
+    rows, case = {}, ""
+    for line in open(path):
+        if re.match(r"^\d+(x\d+)+, ranks", line):
+            case = line.split(",")[0] + " r" + line.split("ranks")[1].split()[0]
+        m = re.match(r"^  (\S.*?)\s+([0-9.]+) ms  x", line)
+        if m:
+            rows[(case, m.group(1))] = float(m.group(2))
+    return rows
+
+
+def lra_rows(path):
+    rows = {}
+    for line in open(path):
+        m = re.match(r"^lra (k=\d+)\s+(\S.*?)\s+([0-9.]+) ms", line)
+        if m:
+            rows[(m.group(1), m.group(2))] = float(m.group(3))
+    return rows
+
+
+PARSERS = {"gemm": gemm_rows, "rsvd": rsvd_rows, "qr": qr_rows, "tucker": tucker_rows, "lra": lra_rows}
+
+
 def rounds(log_dir, what, run):
     return sorted(glob.glob("%s/bench_%s_%s_*.txt" % (log_dir, what, run)))
 
 
 def main(what, log_dir):
-    parse = gemm_rows if what == "gemm" else rsvd_rows
+    parse = PARSERS[what]
     runs = {run: [parse(p) for p in rounds(log_dir, what, run)] for run in ("baseline", "current")}
     count = min(len(r) for r in runs.values())
     unit = "TFLOP/s" if what == "gemm" else "ms"
@@ -55,10 +87,11 @@ def main(what, log_dir):
             cells.append("%.3f (%.3f-%.3f)" % (medians[-1], min(values), max(values)))
         change = 100.0 * (medians[1] / medians[0] - 1.0)
         best_change = 100.0 * (bests[1] / bests[0] - 1.0)
-        print("| %s | %s | %s | %+.1f%% | %+.1f%% |" % (" ".join(key), cells[0], cells[1], change, best_change))
+        row = " ".join(key).replace("|", "\\|")  # the LRA's "16|32" inside a Markdown cell
+        print("| %s | %s | %s | %+.1f%% | %+.1f%% |" % (row, cells[0], cells[1], change, best_change))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("gemm", "rsvd"):
+    if len(sys.argv) != 3 or sys.argv[1] not in PARSERS:
         sys.exit(__doc__)
     main(sys.argv[1], sys.argv[2])

@@ -117,8 +117,9 @@ if [ "$what" != tests ]; then
     done
   done
   if [ -d .device/bin-baseline ]; then
-    python3 perf_tests/compare_rounds.py gemm "$logs" | tee "$logs/compare_gemm.md"
-    python3 perf_tests/compare_rounds.py rsvd "$logs" | tee "$logs/compare_rsvd.md"
+    for bench in ${RANDNLA_BENCHES:-gemm rsvd qr tucker lra}; do
+      python3 perf_tests/compare_rounds.py $bench "$logs" | tee "$logs/compare_$bench.md"
+    done
   fi
   # The device tool returns only a few files from $OUT: the rounds travel as one archive.
   (cd "$logs" && tar czf bench_rounds.tgz --remove-files bench_*_*_*.txt)

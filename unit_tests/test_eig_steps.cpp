@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "cuda/tridiagonal_dc.cuh"
-#include "cuda/tridiagonalize.cuh"
+#include "cuda/factorizations/tridiagonal_dc.cuh"
+#include "cuda/factorizations/tridiagonalize.cuh"
 #include "test_support.hpp"
 
 namespace randnla {

@@ -14,12 +14,12 @@
 
 #include "cuda/context/resources.cuh"
 #include "cuda/cuda_backend.hpp"
-#include "cuda/cuda_check.hpp"
-#include "cuda/elementwise.cuh"
-#include "cuda/pinned_slots.cuh"
-#include "cuda/stream_memory.cuh"
-#include "cuda/symmetric_eig.cuh"
-#include "cuda/tc_gemm.cuh"
+#include "cuda_check.hpp"
+#include "cuda/elementwise/elementwise.cuh"
+#include "pinned_slots.cuh"
+#include "stream_memory.cuh"
+#include "cuda/factorizations/symmetric_eig.cuh"
+#include "cuda/products/tc_gemm.cuh"
 #include "randnla/backend.hpp"
 
 namespace randnla {

@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "cuda/stream_memory.cuh"
-#include "cuda/tc_gemm.cuh"
+#include "stream_memory.cuh"
+#include "cuda/products/tc_gemm.cuh"
 #include "randnla/context.hpp"
 
 namespace randnla {

@@ -7,8 +7,8 @@
 #include <string>
 #include <memory>
 
-#include "cuda/for_each.cuh"
-#include "cuda/pinned_slots.cuh"
+#include "cuda/elementwise/for_each.cuh"
+#include "cuda/context/pinned_slots.cuh"
 #include "fused_cholesky_qr.cuh"
 #include "inverse_cholesky.cuh"
 #include "orthogonality_probe.cuh"

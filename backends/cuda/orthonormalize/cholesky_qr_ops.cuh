@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "cuda/tc_gemm.cuh"
+#include "cuda/products/tc_gemm.cuh"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 
 namespace randnla {

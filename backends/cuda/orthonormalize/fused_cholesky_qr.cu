@@ -16,9 +16,9 @@
 #include <mutex>
 #include <utility>
 
-#include "cuda/cp_async.cuh"
-#include "cuda/cuda_check.hpp"
-#include "cuda/kernel_config.cuh"
+#include "cuda/tc/cp_async.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/context/kernel_config.cuh"
 #include "cuda/tc/mma_f64.cuh"
 #include "orthonormalize/cholesky_qr_ops.hpp"
 

@@ -22,8 +22,8 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/for_each.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/elementwise/for_each.cuh"
 
 namespace randnla {
 namespace cuda {

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda/cp_async.cuh"
-#include "cuda/cuda_check.hpp"
-#include "cuda/for_each.cuh"
-#include "cuda/kernel_config.cuh"
+#include "cuda/tc/cp_async.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/elementwise/for_each.cuh"
+#include "cuda/context/kernel_config.cuh"
 #include "cuda/tc/mma_f64.cuh"
 
 namespace randnla {

@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <string>
 
-#include "cuda/for_each.cuh"
+#include "cuda/elementwise/for_each.cuh"
 #include "fast_gaps.cuh"
 #include "tensor_core_tiles.cuh"
 

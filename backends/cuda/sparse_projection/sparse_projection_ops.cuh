@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "sparse_projection/sparse_projection_ops.hpp"
-#include "cuda/stream_memory.cuh"
+#include "cuda/context/stream_memory.cuh"
 
 namespace randnla {
 namespace cuda {

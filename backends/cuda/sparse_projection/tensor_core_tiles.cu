@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/for_each.cuh"
-#include "cuda/kernel_config.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/elementwise/for_each.cuh"
+#include "cuda/context/kernel_config.cuh"
 #include "cuda/tc/kernel_choice.hpp"
 #include "cuda/tc/mma_sm80.cuh"
 #include "tiles_kernel.cuh"

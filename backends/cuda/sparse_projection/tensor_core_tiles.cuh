@@ -8,7 +8,7 @@
 
 #include "randnla/matrix_view.hpp"
 #include "sparse_projection/sparse_sign_operator.hpp"
-#include "cuda/stream_memory.cuh"
+#include "cuda/context/stream_memory.cuh"
 
 namespace randnla {
 namespace cuda {

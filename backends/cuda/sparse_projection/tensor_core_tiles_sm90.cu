@@ -4,8 +4,8 @@
 // tile into the other stage (tiles_kernel.cuh).
 #include "tiles_kernel.cuh"
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/kernel_config.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/context/kernel_config.cuh"
 #include "cuda/tc/sm90_primitives.cuh"
 
 namespace randnla {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cuda/cuda_check.hpp"
+#include "cuda/context/cuda_check.hpp"
 #include "randnla/error.hpp"
 
 namespace randnla {

@@ -9,8 +9,8 @@
 #include <map>
 #include <mutex>
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/tc_gemm.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/products/tc_gemm.cuh"
 
 namespace randnla {
 namespace cuda {

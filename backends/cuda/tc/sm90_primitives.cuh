@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "cuda/cuda_check.hpp"
+#include "cuda/context/cuda_check.hpp"
 #include "randnla/matrix_view.hpp"
 
 namespace randnla {

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "cuda/for_each.cuh"
-#include "cuda/kernel_config.cuh"
+#include "cuda/elementwise/for_each.cuh"
+#include "cuda/context/kernel_config.cuh"
 #include "tsqr/tsqr_ops.hpp"
 
 namespace randnla {

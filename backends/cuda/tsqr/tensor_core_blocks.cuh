@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
-#include "cuda/for_each.cuh"
+#include "cuda/elementwise/for_each.cuh"
 #include "tsqr/tsqr_arithmetic.hpp"
 #include "tsqr/tsqr_ops.hpp"
 

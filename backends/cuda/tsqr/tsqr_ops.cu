@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "cuda/for_each.cuh"
+#include "cuda/elementwise/for_each.cuh"
 #include "shared_blocks.cuh"
 #include "tensor_core_blocks.cuh"
 #include "warp_blocks.cuh"

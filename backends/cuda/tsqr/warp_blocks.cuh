@@ -6,7 +6,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda/for_each.cuh"
+#include "cuda/elementwise/for_each.cuh"
 #include "tsqr/tsqr_ops.hpp"
 
 namespace randnla {

@@ -41,12 +41,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda_check.hpp"
-#include "kernel_config.cuh"
-#include "tc/sm90_primitives.cuh"
-#include "tc/split_epilogue.cuh"
-#include "tc/split_fragments.cuh"
-#include "tc/tile_scheduler.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/context/kernel_config.cuh"
+#include "cuda/tc/sm90_primitives.cuh"
+#include "cuda/tc/split_epilogue.cuh"
+#include "cuda/tc/split_fragments.cuh"
+#include "cuda/tc/tile_scheduler.cuh"
 
 namespace randnla {
 namespace cuda {

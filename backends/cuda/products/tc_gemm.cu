@@ -25,15 +25,15 @@
 #include <type_traits>
 #include <utility>
 
-#include "cp_async.cuh"
-#include "cuda_check.hpp"
+#include "cuda/tc/cp_async.cuh"
+#include "cuda/context/cuda_check.hpp"
 #include "randnla/precision.hpp"
-#include "elementwise.cuh"
-#include "kernel_config.cuh"
+#include "cuda/elementwise/elementwise.cuh"
+#include "cuda/context/kernel_config.cuh"
 #include "tc_gemm.cuh"
 #include "tc_gemm_kernels.cuh"
-#include "tc/kernel_choice.hpp"
-#include "tc/mma_sm80.cuh"
+#include "cuda/tc/kernel_choice.hpp"
+#include "cuda/tc/mma_sm80.cuh"
 
 namespace randnla {
 namespace cuda {

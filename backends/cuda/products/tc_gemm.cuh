@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 
-#include "pinned_slots.cuh"
+#include "cuda/context/pinned_slots.cuh"
 #include "randnla/backend.hpp"
 
 namespace randnla {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_check.hpp"
+#include "cuda/context/cuda_check.hpp"
 #include "elementwise.cuh"
 #include "for_each.cuh"
 #include "randnla/precision.hpp"

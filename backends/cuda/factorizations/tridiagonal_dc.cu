@@ -7,9 +7,9 @@
 #include <cfloat>
 #include <utility>
 
-#include "cuda_check.hpp"
-#include "elementwise.cuh"
-#include "kernel_config.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/elementwise/elementwise.cuh"
+#include "cuda/context/kernel_config.cuh"
 #include "symmetric_eig.cuh"
 #include "tridiagonal_dc.cuh"
 

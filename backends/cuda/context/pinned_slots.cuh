@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
-#include "for_each.cuh"
+#include "cuda/elementwise/for_each.cuh"
 
 namespace randnla {
 namespace cuda {

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "cuda_check.hpp"
-#include "kernel_config.cuh"
+#include "cuda/context/cuda_check.hpp"
+#include "cuda/context/kernel_config.cuh"
 #include "symmetric_eig.cuh"
 #include "tridiagonalize.cuh"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda_check.hpp"
+#include "cuda/context/cuda_check.hpp"
 #include "randnla/matrix_view.hpp"
 
 namespace randnla {
