@@ -28,18 +28,18 @@ def check(label, ok, detail=""):
         failures.append(label)
 
 
-def expect_error(label, args, *needles, outdir=None, status=None, stdout_empty=False):
+def expect_error(label, args, *needles, outdir=None, status=None, stdout_empty=False, timeout=120):
     """A one-line error naming every needle; with `status`, that exit status; with `stdout_empty`,
     nothing on stdout either (the error came before any input was read)."""
     global checks
     checks += 1
-    code, out, err = run(*args)
+    code, out, err = run(*args, timeout=timeout)
     lines = [l for l in err.splitlines() if l.strip()]
     ok = code not in (0, "timeout") and len(lines) == 1 and all(n in lines[0] for n in needles)
     ok = ok and (status is None or code == status) and (not stdout_empty or not out.strip())
     if outdir is not None and os.path.isdir(outdir):
         ok = ok and not os.listdir(outdir)  # nothing partial left behind
-    print(("PASS " if ok else "FAIL ") + label + ": exit %d, stderr %r" % (code, err.strip()))
+    print(("PASS " if ok else "FAIL ") + label + ": exit %s, stderr %r" % (code, err.strip()))
     if not ok:
         failures.append(label)
 
@@ -335,6 +335,68 @@ with tempfile.TemporaryDirectory() as d:
     code, out_text, err = run("project", "--input", dup, "--dimension", "8", "--output", os.path.join(d, "dup-out"),
                               "--backend", "host", timeout=30)
     check("project on identical rows ends", code == 0 and "distortion not measured" in out_text, repr((code, err)))
+
+    # Inputs (#56 item 2): directories, pipes and devices refused by name; a corrupt gzip file that
+    # declares 4 GiB refused without taking it (run under a 3 GiB address-space limit); a
+    # truncated file's error names its shape and the memory it needs.
+    in_out = os.path.join(d, "in-out")
+    fifo = os.path.join(d, "pipe.npy")
+    os.mkfifo(fifo)
+    expect_error("directory input", ["rsvd", "--input", d, "--rank", "3", "--output", in_out], "is a directory", status=3)
+    expect_error("pipe input", ["rsvd", "--input", fifo, "--rank", "3", "--output", in_out], "pipe.npy", "a pipe", status=3,
+                 timeout=20)
+    expect_error("device input", ["rsvd", "--input", "/dev/zero", "--rank", "3", "--output", in_out], "/dev/zero",
+                 "a device", status=3, timeout=20)
+    import gzip
+    import resource
+    bomb = os.path.join(d, "bomb.npy.gz")
+    raw = gzip.compress(open(good, "rb").read())
+    open(bomb, "wb").write(raw[:-4] + b"\xff\xff\xff\xff")
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    checks += 1
+    p = subprocess.run([TOOL, "rsvd", "--input", bomb, "--rank", "3", "--output", in_out, "--backend", "host"],
+                       capture_output=True, text=True, timeout=60, preexec_fn=limit_memory)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    ok = p.returncode == 3 and len(lines) == 1 and "bomb.npy.gz" in lines[0] and "alloc" not in lines[0]
+    print(("PASS " if ok else "FAIL ") + "corrupt gzip declaring 4 GiB: exit %d, %r" % (p.returncode, p.stderr.strip()))
+    if not ok:
+        failures.append("corrupt gzip declaring 4 GiB")
+    expect_error("truncated names shape and memory", ["rsvd", "--input", truncated, "--rank", "3", "--output", in_out],
+                 "trunc.npy", "60 x 40", "MiB", status=3)
+
+    # Matrix Market by its specification: duplicates summed, more entries than announced refused,
+    # the field enforced (integer, pattern), a symmetric file's upper triangle refused.
+    def mtx(name, text):
+        path = os.path.join(d, name)
+        open(path, "w").write(text)
+        return path
+
+    dup_mtx = mtx("dup.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1.5\n1 1 2.5\n3 2 -1\n")
+    dup_q = os.path.join(d, "dup-qr")
+    code, out_text, err = run("qr", "--input", dup_mtx, "--output", dup_q, "--backend", "host")
+    if code == 0:
+        q, r = np.load(os.path.join(dup_q, "Q.npy")), np.load(os.path.join(dup_q, "R.npy"))
+        a_back = q.astype(np.float64) @ r
+    check("mtx duplicates summed", code == 0 and abs(abs(a_back[0, 0]) - 4.0) < 1e-5 and abs(a_back[2, 1] + 1) < 1e-5,
+          repr((code, err.strip())))
+    for label, text, needle in [
+            ("mtx more entries than announced",
+             "%%MatrixMarket matrix coordinate real general\n3 2 1\n1 1 1.5\n2 2 2.5\n", "more entries"),
+            ("mtx integer field with a real", "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1.5\n",
+             "integer"),
+            ("mtx pattern with a value", "%%MatrixMarket matrix coordinate pattern general\n3 2 1\n1 1 1.5\n", "pattern"),
+            ("mtx value missing", "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1\n2 2 1\n", "entry 1 of 2"),
+            ("mtx symmetric upper triangle", "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1.5\n",
+             "lower triangle"),
+            ("mtx array surplus", "%%MatrixMarket matrix array real general\n2 1\n1\n2\n3\n", "more entries")]:
+        path = mtx(label.replace(" ", "-") + ".mtx", text)
+        mtx_out = os.path.join(d, "out-" + label.replace(" ", "-"))
+        expect_error(label, ["qr", "--input", path, "--output", mtx_out, "--backend", "host"], needle, status=3)
+        check(label + ": no output", not os.path.exists(mtx_out))
+    check("no output after input errors", not os.path.exists(in_out))
 
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
