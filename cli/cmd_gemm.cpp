@@ -85,7 +85,10 @@ int run_gemm(int argc, char** argv) {
   std::printf("\n%-24s %10s %10s %12s\n", "variant", "ms", "TFLOP/s", "rel. error");
   auto run = [&](const std::string& name, const Matrix<double>& r, const std::function<void()>& f) {
     const double ms = median_ms(*b, f, reps, 1);
-    std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, relative_error(*b, c, r));
+    const double error = relative_error(*b, c, r);
+    std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, error);
+    report()["result"]["variants"].push_back({{"variant", name}, {"ms", ms}, {"tflops", 2.0 * m * n * k / ms / 1e9},
+                                              {"relative_error", error}});
   };
   auto product = [&](MatrixView<const float> bb, float alpha, ProductPrecision precision, ProductReport* report) {
     return [=, &b, &a, &c] { b->product(Op::N, Op::N, alpha, a, bb, 0.0f, c, precision, report); };

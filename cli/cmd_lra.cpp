@@ -83,9 +83,12 @@ int run_lra(int argc, char** argv) {
       LraResult r = randomized_lra(*backend, a, k, opt);
       require_finite(*backend, r.X, std::string(to_string(p)) + "'s X");
       require_finite(*backend, r.Y, std::string(to_string(p)) + "'s Y");
-      std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
-                  lra_error(*backend, a, r), r.report.refinements,
-                  static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20));
+      const double error = lra_error(*backend, a, r);
+      const double peak = static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20);
+      std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(), error,
+                  r.report.refinements, peak);
+      report()["result"]["variants"].push_back({{"products", to_string(p)}, {"refined", steps != 0}, {"ms", r.report.total_ms()},
+                                                {"relative_error", error}, {"steps", r.report.refinements}, {"peak_mib", peak}});
       if (p == variants.front() && steps == refinements) first = std::move(r);
       if (refinements == 0) break;
     }

@@ -132,6 +132,9 @@ int run_pca(int argc, char** argv) {
     std::printf("\n  #   sigma exact   sigma rsvd   rel.diff   explained var. (exact / rsvd)   cumulative\n");
   else
     std::printf("\n  #   sigma rsvd   explained var.   cumulative   (exact spectrum: --exact on)\n");
+  report()["result"] = {{"singular_values", s}, {"total_variance", total / static_cast<double>(m)},
+                        {"sketch", r.report.sketch_kernel}};
+  if (with_exact) report()["result"]["exact_singular_values"] = exact;
   double cum = 0;
   for (index_t i = 0; i < k; ++i) {
     const double ev = static_cast<double>(s[i]) * s[i] / total;

@@ -103,6 +103,8 @@ int run_project(int argc, char** argv) {
   else
     std::printf("pairwise distances: %lld of %lld sampled pairs within 1 +- %.2f (%.2f%%), largest distortion %.3f\n",
               within, counted, eps, 100.0 * within / std::max(counted, 1LL), worst);
+  report()["result"] = {{"dimension", k}, {"density", r.report.density}, {"ms", r.report.ms}, {"kernel", r.report.kernel},
+                        {"pairs", counted}, {"pairs_within_eps", within}, {"largest_distortion", worst}};
   const double bound = jl_epsilon(static_cast<double>(n), static_cast<double>(k));
   if (std::isfinite(bound))
     std::printf("Johnson-Lindenstrauss: k = %lld guarantees 1 +- %.3f for all %lld samples with probability >= 1 - 1/n\n",

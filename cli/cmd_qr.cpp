@@ -78,8 +78,9 @@ int run_qr(int argc, char** argv) {
     std::printf("tree: %d levels, %lld leaves, %lld panels, blocks %s (%s)\n", tree.levels,
                 static_cast<long long>(tree.leaves), static_cast<long long>(tree.panels), tree.blocks.c_str(),
                 tree.arithmetic.c_str());
-  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n",
-              orthogonality_loss(b, q), factorization_residual(b, a, q, r));
+  const double orth = orthogonality_loss(b, q), resid = factorization_residual(b, a, q, r);
+  report()["result"] = {{"orthonormalizer", to_string(used)}, {"ms", ms}, {"orthogonality", orth}, {"residual", resid}};
+  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n", orth, resid);
   if (const index_t bad = deficient_diagonal(b, r))
     std::printf("R has %lld diagonal entries zero (below n u max |r_jj|) or not finite: A is rank deficient or not "
                 "finite, and Q's matching columns are not determined by A\n",

@@ -1,4 +1,5 @@
 // randnla rsvd: rank-k (or fixed-accuracy) randomized SVD of a matrix file; writes U, S, V.
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -80,10 +81,23 @@ int run_rsvd(int argc, char** argv) {
   require_finite(*backend, r.U, "U");
   require_finite(*backend, r.V, "V");
   print_report(r.report);
+  {
+    std::vector<float> s(static_cast<std::size_t>(r.S.rows()));
+    backend->copy(r.S.view(), MatrixView<float>(s.data(), r.S.rows(), 1, std::max<index_t>(r.S.rows(), 1), MemorySpace::Host));
+    report()["result"] = {{"rank", r.S.rows()}, {"singular_values", s}, {"sketch", r.report.sketch_kernel},
+                          {"orthonormalizers", r.report.orthonormalizers}};
+  }
   if (a.rows() * a.cols() <= (std::int64_t(1) << 28))
-    std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", exact_relative_error(*backend, a, r.U, r.S, r.V));
+  {
+    const double e = exact_relative_error(*backend, a, r.U, r.S, r.V);
+    report()["result"]["relative_error"] = e;
+    std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", e);
+  }
   else
+  {
+    report()["result"]["relative_error_estimate"] = r.report.relative_error_estimate;
     std::printf("relative error ||A - U S V^T||_F / ||A||_F ~ %.4e (estimated)\n", r.report.relative_error_estimate);
+  }
   save_npy(*backend, r.U, out, "U.npy");
   save_npy(*backend, r.S, out, "S.npy");
   save_npy(*backend, r.V, out, "V.npy");

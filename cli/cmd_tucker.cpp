@@ -115,6 +115,8 @@ int run_tucker(int argc, char** argv) {
   std::printf("compression ratio %.1f (%lld elements of A, %lld in the core and the factors)\n",
               static_cast<double>(x.size()) / stored, static_cast<long long>(x.size()), static_cast<long long>(stored));
   std::printf("phases: %s\n", r.report.phases.to_string().c_str());
+  report()["result"] = {{"core", r.core_extents}, {"relative_error", std::sqrt(num / den)},
+                        {"compression_ratio", static_cast<double>(x.size()) / stored}, {"sketch", r.report.sketch_kernel}};
 
   save_npy(*backend, r.core, out, "core.npy");  // the mode-1 unfolding g_(1)
   for (std::size_t n = 0; n < r.factors.size(); ++n) save_npy(*backend, r.factors[n], out, "Q" + std::to_string(n + 1) + ".npy");

@@ -14,6 +14,8 @@
 #include "options.hpp"
 #include "randnla/backend.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace randnla {
 namespace cli {
 
@@ -44,6 +46,14 @@ int run_qr(int argc, char** argv);
 /// `default_output` is not empty, --output and --force) and parses the command line. Returns -1 to
 /// run the command, else the exit status (0 after --help or --version, kExitUsage on a bad line).
 int parse_command(Options& o, int argc, char** argv, const std::string& default_output);
+/// The machine-readable report --json FILE asks for: the command fills it (options, backend, input,
+/// results, outputs); main adds the status and writes it, also after an error.
+nlohmann::json& report();
+/// The file --json names ("" if none).
+std::string& report_path();
+/// Writes the report to report_path() (through a temporary file and a rename), if one was given.
+void write_report(int status, const std::string& message);
+
 /// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
 std::unique_ptr<Backend> open_backend(const Options& o);
 

@@ -15,23 +15,72 @@
 
 #include "commands.hpp"
 
+#ifndef RANDNLA_VERSION
+#define RANDNLA_VERSION "unknown"
+#endif
+
 namespace randnla {
 namespace cli {
 
+nlohmann::json& report() {
+  static nlohmann::json r = nlohmann::json::object();
+  return r;
+}
+
+std::string& report_path() {
+  static std::string path;
+  return path;
+}
+
+void write_report(int status, const std::string& message) {
+  if (report_path().empty()) return;
+  nlohmann::json& r = report();
+  r["status"] = status;
+  r["ok"] = status == 0;
+  if (!message.empty()) r["error"] = message;
+  const std::string text = r.dump(2) + "\n";
+  if (report_path() == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  const std::string tmp = report_path() + ".tmp-" + std::to_string(getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if ((f && std::fclose(f) != 0) || !ok || std::rename(tmp.c_str(), report_path().c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::fprintf(stderr, "randnla: cannot write the report '%s': %s\n", report_path().c_str(), std::strerror(errno));
+  }
+}
+
 int parse_command(Options& o, int argc, char** argv, const std::string& default_output) {
-  o.choice("backend", BackendKind::Auto, "where to run: auto is the GPU when there is one")
+  o.text("json", std::nullopt, "also write a machine-readable report (JSON) to this file, also after an error")
+      .choice("backend", BackendKind::Auto, "where to run: auto is the GPU when there is one")
       .integer("device", 0, 0, 1023, "CUDA device number")
       .integer("seed", 42, 0, LLONG_MAX, "seed of the random sketch (Philox4x32-10)")
       .flag("kokkos-warnings", "let Kokkos print its start-up warnings (e.g. on OMP_PROC_BIND)");
   if (!default_output.empty())
     o.text("output,o", default_output, "output directory (created; its files are replaced as one set)")
         .flag("force,f", "replace the outputs of an earlier run in --output");
-  return o.parse(argc, argv);
+  const int status = o.parse(argc, argv);
+  if (status >= 0) return status;
+  if (o.has("json")) report_path() = o.text("json");
+  nlohmann::json options = nlohmann::json::object();
+  for (const auto& [name, value] : o.values()) {
+    if (name == "json") continue;
+    if (const auto i = to_integer(value)) options[name] = *i;
+    else if (const auto x = to_real(value)) options[name] = *x;
+    else if (value == "true" || value == "false") options[name] = value == "true";
+    else options[name] = value;
+  }
+  report()["version"] = RANDNLA_VERSION;
+  report()["options"] = options;
+  return -1;
 }
 
 std::unique_ptr<Backend> open_backend(const Options& o) {
   auto b = make_backend(parse_enum<BackendKind>(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
   std::printf("backend: %s\n", b->description().c_str());
+  report()["backend"] = b->description();
   return b;
 }
 
@@ -40,6 +89,7 @@ io::DenseMatrix load_matrix(const std::string& path) {
   std::int64_t bad = 0;
   for (float v : m.data) bad += !std::isfinite(v);
   if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+  report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}};
   std::printf("input: %s, %lld x %lld, %s\n", path.c_str(), static_cast<long long>(m.rows), static_cast<long long>(m.cols),
               m.source_type.c_str());
   return m;
@@ -181,6 +231,7 @@ void OutputSet::commit() {
   g_pending_dir[0] = '\0';
   tmp_.clear();
   for (const auto& n : written_) std::printf("wrote %s/%s\n", dir_.c_str(), n.c_str());
+  report()["output"] = {{"directory", dir_}, {"files", written_}};
 }
 
 void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name) {

@@ -72,24 +72,25 @@ int main(int argc, char** argv) {
     bool kokkos_warnings = false;
     for (int i = 2; i < argc; ++i) kokkos_warnings |= !std::strcmp(argv[i], "--kokkos-warnings");
     Kokkos::ScopeGuard guard(randnla::compat::init_settings(kokkos_warnings));
+    report()["command"] = c.name;
+    int status = kExitRuntime;
+    std::string message;
     try {
-      return c.run(argc, argv);
+      status = c.run(argc, argv);
     } catch (const UsageError& e) {
-      std::fprintf(stderr, "randnla %s: %s\n", c.name, without_prefix(e.what()));
-      return kExitUsage;
+      status = kExitUsage, message = without_prefix(e.what());
     } catch (const randnla::InvalidArgument& e) {
-      std::fprintf(stderr, "randnla %s: %s\n", c.name, without_prefix(e.what()));
-      return kExitInput;
+      status = kExitInput, message = without_prefix(e.what());
     } catch (const randnla::Error& e) {
-      std::fprintf(stderr, "randnla %s: %s\n", c.name, without_prefix(e.what()));
-      return kExitRuntime;
+      status = kExitRuntime, message = without_prefix(e.what());
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "randnla %s: out of memory\n", c.name);
-      return kExitRuntime;
+      status = kExitRuntime, message = "out of memory";
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "randnla %s: %s\n", c.name, without_prefix(e.what()));
-      return kExitRuntime;
+      status = kExitRuntime, message = without_prefix(e.what());
     }
+    if (!message.empty()) std::fprintf(stderr, "randnla %s: %s\n", c.name, message.c_str());
+    write_report(status, message);
+    return status;
   }
   std::fprintf(stderr, "randnla: unknown command '%s' (see randnla --help)\n", argv[1]);
   return kExitUsage;

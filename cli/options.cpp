@@ -192,6 +192,16 @@ int Options::parse(int argc, char** argv) {
   return -1;
 }
 
+std::vector<std::pair<std::string, std::string>> Options::values() const {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (const auto& [name, e] : impl_->entries) {
+    if (e.is_flag) v.emplace_back(name, e.set ? "true" : "false");
+    else if (e.set) v.emplace_back(name, e.value);
+    else if (e.fallback) v.emplace_back(name, *e.fallback);
+  }
+  return v;
+}
+
 bool Options::has(const std::string& name) const { return impl_->entries.at(name).set; }
 
 std::string Options::text(const std::string& name) const {

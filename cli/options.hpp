@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "randnla/enum_names.hpp"
@@ -60,6 +61,8 @@ class Options {
   /// kExitUsage after a bad command line (one line on stderr naming the option).
   int parse(int argc, char** argv);
 
+  /// Every option's value as the command runs with it (given or default; flags as "true"/"false").
+  std::vector<std::pair<std::string, std::string>> values() const;
   bool has(const std::string& name) const;  ///< given on the command line (or a flag set)
   std::string text(const std::string& name) const;
   long long integer(const std::string& name) const;
