@@ -398,5 +398,21 @@ with tempfile.TemporaryDirectory() as d:
         check(label + ": no output", not os.path.exists(mtx_out))
     check("no output after input errors", not os.path.exists(in_out))
 
+    # --json FILE (#56 item 6): a machine-readable report, also after an error.
+    import json
+    report = os.path.join(d, "report.json")
+    code, _, err = run("rsvd", "--input", good, "--rank", "3", "--output", os.path.join(d, "json-out"), "--backend", "host",
+                       "--json", report)
+    r = json.load(open(report)) if os.path.exists(report) else {}
+    check("--json report", code == 0 and r.get("status") == 0 and r.get("command") == "rsvd"
+          and r.get("options", {}).get("rank") == 3 and len(r.get("result", {}).get("singular_values", [])) == 3
+          and r.get("input", {}).get("rows") == 60 and sorted(r.get("output", {}).get("files", [])) == ["S.npy", "U.npy", "V.npy"],
+          repr((code, err, r)))
+    os.remove(report) if os.path.exists(report) else None
+    code, _, err = run("qr", "--input", missing, "--output", os.path.join(d, "json-err"), "--json", report)
+    r = json.load(open(report)) if os.path.exists(report) else {}
+    check("--json report after an error", code == 3 and r.get("status") == 3 and "never-read.npy" in r.get("error", ""),
+          repr((code, err, r)))
+
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)
