@@ -163,23 +163,27 @@ Options& Options::required(const std::string& name) {
 }
 
 int Options::parse(int argc, char** argv) {
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);  // CLI11 takes them reversed
-  for (const auto& a : args)  // a flag never takes a value, not even an empty one
+  for (int i = 2; i < argc; ++i)  // a flag never takes a value, not even an empty one
     for (const auto& [name, e] : impl_->entries)
-      if (e.is_flag && a.rfind("--" + name + "=", 0) == 0) {
+      if (const std::string a = argv[i]; e.is_flag && a.rfind("--" + name + "=", 0) == 0) {
         std::fprintf(stderr, "randnla %s: --%s is a flag and takes no value ('%s')\n", impl_->command.c_str(),
                      name.c_str(), a.c_str());
         return kExitUsage;
       }
   try {
-    impl_->app.parse(args);
+    impl_->app.parse(argc - 1, argv + 1);  // the command's name in the place of the program's
   } catch (const CLI::CallForHelp&) {
     std::printf("%s", impl_->app.help().c_str());
     return kExitSuccess;
   } catch (const CLI::CallForVersion&) {
     std::printf("%s\n", impl_->app.version().c_str());
     return kExitSuccess;
+  } catch (const CLI::ExtrasError&) {
+    std::string list;
+    for (const auto& a : impl_->app.remaining()) list += " " + a;
+    std::fprintf(stderr, "randnla %s: not an option of this command, or a surplus argument:%s (see randnla %s --help)\n",
+                 impl_->command.c_str(), list.c_str(), impl_->command.c_str());
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::string m = e.what();
     for (char& c : m)
