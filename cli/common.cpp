@@ -160,6 +160,12 @@ OutputSet::OutputSet(const std::string& dir, std::vector<std::string> names, boo
     : dir_(dir), names_(std::move(names)), also_(std::move(also)), force_(force) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   if (dir_.empty()) throw UsageError("--output", "''", "names no directory");
+  struct stat link {};
+  if (lstat(dir_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {  // the set replaces the folder linked to
+    char resolved[PATH_MAX];
+    if (!realpath(dir_.c_str(), resolved)) throw UsageError("--output", dir_, "is a link that leads nowhere");
+    dir_ = resolved;
+  }
   const auto slash = dir_.rfind('/');
   parent_ = slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash);
   const std::string base = slash == std::string::npos ? dir_ : dir_.substr(slash + 1);
