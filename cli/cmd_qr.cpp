@@ -50,9 +50,7 @@ int run_qr(int argc, char** argv) {
   OutputSet out(o.text("output"), {"Q.npy", "R.npy"}, o.has("force"));
   auto backend = open_backend(o);
   Backend& b = *backend;
-  io::DenseMatrix loaded = load_matrix(o.text("input"));
-  require_nonzero(loaded, o.text("input"));
-  const Matrix<float> a = to_backend(b, std::move(loaded));
+  const Matrix<float> a = to_backend(b, load_matrix(o.text("input")));  // all zero: R = 0, said rank deficient
   const index_t m = a.rows(), n = a.cols();
   require(m >= n && n >= 1, "--input", std::to_string(m) + " x " + std::to_string(n), "must have rows >= columns >= 1");
   Matrix<float> q(b, m, n, "Q"), r(b, n, n, "R");
