@@ -3,6 +3,7 @@
 // and Y of the first variant asked for.
 #include <cstdio>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -14,8 +15,7 @@ namespace {
 
 std::vector<LraProducts> products_list(const std::string& text) {
   std::vector<LraProducts> list;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) list.push_back(parse_enum<LraProducts>(item, "--products"));
+  for (const auto& item : split_list(text)) list.push_back(parse_enum<LraProducts>(item, "--products"));
   require(!list.empty(), "--products", "''", "names at least one variant");
   return list;
 }
@@ -31,31 +31,36 @@ double lra_error(Backend& b, MatrixView<const float> a, const LraResult& r) {
 }  // namespace
 
 int run_lra(int argc, char** argv) {
-  Options o;
-  o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
-      .option("rank", "", "k, the rank of the approximation")
-      .option("oversampling", "0", "p: Omega has k + p columns")
-      .option("products", "fp32,tf32,fp16,fp16-once,fp16-all,split",
-              "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | "
-              "auto")
-      .option("orthonormalizer", "cholqr", "householder | cholqr (FP64 Gram) | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | tsqr | auto")
-      .option("refinements", "1", "refinement steps for the refined rows")
-      .option("refinement", "residual",
-              "residual (the paper's Algorithm 5: each step adds rank 2k, recompressed to k) | subspace (FP32-accurate "
-              "half power iterations, rank k, no m x n buffer)")
-      .option("tolerance", "0", "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (0: every step)");
-  if (!parse_command(o, argc, argv, "lra",
-                     "Randomized LRA A ~ X Y^T, each product variant with and without refinement; writes X.npy and "
-                     "Y.npy (float32) of the first variant, refined.",
-                     "lra-out"))
-    return 0;
-  require(o.has("input"), "--input", "(missing)", "is required");
-  require(o.has("rank"), "--rank", "(missing)", "is required");
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"X.npy", "Y.npy"}, o.has("force"));
+  Options o("lra",
+            "Randomized LRA A ~ X Y^T, each product variant with and without refinement; writes X.npy and Y.npy "
+            "(float32) of the first variant, refined, into --output.",
+            "randnla lra --input a.npy --rank 32 --products fp32,fp16 --refinements 2 --output lra-out");
+  const LraOptions lib;
+  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
+      .required("input")
+      .integer("rank,k", std::nullopt, 1, kMaxRank, "k, the rank of the approximation")
+      .required("rank")
+      .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: Omega has k + p columns")
+      .text("products", "fp32,tf32,fp16,fp16-once,fp16-all,split",
+            "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | auto",
+            [](const std::string& v) { products_list(v); })
+      .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of the sketch (cholqr: FP64 Gram)")
+      .integer("refinements", 1, 0, 1000, "refinement steps for the refined rows")
+      .choice("refinement", lib.refinement,
+              "residual: the paper's Algorithm 5, each step adds rank 2k, recompressed to k; subspace: FP32-accurate "
+              "half power iterations, rank k, no m x n buffer")
+      .real("tolerance", lib.tolerance, [](double t) { return t >= 0 && t < 1; }, "in [0, 1)",
+            "stop refining once ||A - X Y^T||_F <= tolerance ||A||_F (relative; 0: every step)");
+  if (const int status = parse_command(o, argc, argv, "lra-out"); status >= 0) return status;
+  if (o.integer("refinements") == 0)
+    for (const char* refining : {"refinement", "tolerance"})
+      if (o.has(refining)) throw UsageError(std::string("--") + refining, o.text(refining), "has no effect with --refinements 0");
+  OutputSet out(o.text("output"), {"X.npy", "Y.npy"}, o.has("force"));
   const auto variants = products_list(o.text("products"));
   auto backend = open_backend(o);
-  const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
+  io::DenseMatrix loaded = load_matrix(o.text("input"));
+  require_nonzero(loaded, o.text("input"));
+  const Matrix<float> a = to_backend(*backend, std::move(loaded));
   LraOptions opt;
   opt.oversampling = o.integer("oversampling");
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
@@ -76,15 +81,20 @@ int run_lra(int argc, char** argv) {
       backend->reset_peak_memory();
       const std::size_t before = backend->memory_use().bytes;
       LraResult r = randomized_lra(*backend, a, k, opt);
-      std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(),
-                  lra_error(*backend, a, r), r.report.refinements,
-                  static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20));
+      require_finite(*backend, r.X, std::string(to_string(p)) + "'s X");
+      require_finite(*backend, r.Y, std::string(to_string(p)) + "'s Y");
+      const double error = lra_error(*backend, a, r);
+      const double peak = static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20);
+      std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(), error,
+                  r.report.refinements, peak);
+      report()["result"]["variants"].push_back({{"products", to_string(p)}, {"refined", steps != 0}, {"ms", r.report.total_ms()},
+                                                {"relative_error", error}, {"steps", r.report.refinements}, {"peak_mib", peak}});
       if (p == variants.front() && steps == refinements) first = std::move(r);
       if (refinements == 0) break;
     }
-  make_directory(dir);
-  save_npy(*backend, first.X, dir + "/X.npy", o.has("force"));
-  save_npy(*backend, first.Y, dir + "/Y.npy", o.has("force"));
+  save_npy(*backend, first.X, out, "X.npy");
+  save_npy(*backend, first.Y, out, "Y.npy");
+  out.commit();
   return 0;
 }
 

@@ -34,7 +34,8 @@ std::vector<double> exact_singular_values(Backend& b, MatrixView<const float> x)
 std::pair<int, int> image_shape(const Options& o, index_t cols) {
   if (o.has("image-shape")) {
     int h = 0, w = 0;
-    require(std::sscanf(o.text("image-shape").c_str(), "%dx%d", &h, &w) == 2 && h > 0 && w > 0 && h * w == cols,
+    require(std::sscanf(o.text("image-shape").c_str(), "%dx%d", &h, &w) == 2 && h > 0 && w > 0 &&
+                static_cast<long long>(h) * w == cols,
             "--image-shape", o.text("image-shape"), "must be HxW with H*W = " + std::to_string(cols));
     return {h, w};
   }
@@ -47,7 +48,6 @@ std::pair<int, int> image_shape(const Options& o, index_t cols) {
 /// (2 m n l per product, 2q + 2 of them): for Fashion-MNIST (60000 x 784, l = 26, q = 2) the exact
 /// spectrum costs about ten times the RSVD, so auto leaves it out.
 bool exact_spectrum_wanted(const std::string& choice, index_t m, index_t n, index_t l, int q) {
-  require(choice == "on" || choice == "off" || choice == "auto", "--exact", choice, "must be on, off or auto");
   if (choice != "auto") return choice == "on";
   const double mn = static_cast<double>(m) * static_cast<double>(n), nd = static_cast<double>(n);
   const double exact = 2.0 * (2.0 * mn * nd + 9.0 * nd * nd * nd);
@@ -57,26 +57,36 @@ bool exact_spectrum_wanted(const std::string& choice, index_t m, index_t n, inde
 }  // namespace
 
 int run_pca(int argc, char** argv) {
-  Options o;
-  o.option("input", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
-      .option("components", "16", "number of principal components")
-      .option("oversampling", "10", "p")
-      .option("power-iterations", "2", "q")
-      .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
-      .option("image-shape", "", "HxW of a sample for the component images (default: square)")
-      .option("exact", "auto", "compare with the exact spectrum, from the FP64 Gram matrix: on | off | auto (on where "
-                               "it costs fewer flops than the RSVD)");
-  if (!parse_command(o, argc, argv, "pca", "Principal components through RSVD; default input Fashion-MNIST (60000 x 784).",
-                     "pca-out"))
-    return 0;
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"components.npy", "singular_values.npy", "components.png", "singular_values.png"},
-                      o.has("force"));
+  Options o("pca", "Principal components through RSVD; default input Fashion-MNIST (60000 x 784). Writes "
+            "components.npy, singular_values.npy, components.png and singular_values.png into --output.",
+            "randnla pca --rank 16 --exact on --output pca-out");
+  const RsvdOptions lib;
+  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
+      .integer("rank,k", 16, 1, kMaxRank, "k, the number of principal components")
+      .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
+      .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q: power iterations")
+      .choice("sketch", lib.sketch, "the sketch's product precision")
+      .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of the sketch")
+      .text("image-shape", std::nullopt, "HxW, pixels, of a sample for the component images (default: square)",
+            [](const std::string& v) {
+              int h = 0, w = 0;
+              char tail = 0;
+              require(std::sscanf(v.c_str(), "%dx%d%c", &h, &w, &tail) == 2 && h > 0 && w > 0 && h <= 65536 && w <= 65536,
+                      "--image-shape", v, "must be HxW with H, W in [1, 65536]");
+            })
+      .text("exact", "auto",
+            "compare with the exact spectrum, from the FP64 Gram matrix: on | off | auto (on where it costs fewer "
+            "flops than the RSVD)",
+            [](const std::string& v) { require(v == "on" || v == "off" || v == "auto", "--exact", v, "must be on, off or auto"); });
+  if (const int status = parse_command(o, argc, argv, "pca-out"); status >= 0) return status;
+  OutputSet out(o.text("output"), {"components.npy", "singular_values.npy", "components.png", "singular_values.png"},
+                o.has("force"));
   auto b = open_backend(o);
   io::DenseMatrix x = load_matrix(o.text("input"));
-  const index_t m = x.rows, n = x.cols, k = o.integer("components");
-  require(k > 0 && k + o.integer("oversampling") <= std::min(m, n), "--components", k,
-          "must be > 0 with components + oversampling <= min(rows, cols) = " + std::to_string(std::min(m, n)));
+  const index_t m = x.rows, n = x.cols, k = o.integer("rank");
+  require(k + o.integer("oversampling") <= std::min(m, n), "--rank", k,
+          "must have k + oversampling <= min(rows, cols) = " + std::to_string(std::min(m, n)));
+  const auto [h, w] = image_shape(o, n);  // checked before anything is computed or written
   const float unit = x.source_type == "IDX type 0x08" ? 1.0f / 255.0f : 1.0f;  // pixels to [0, 1]
   double total = 0;  // ||X||_F^2 of the centred X: the total variance, times m
   for (index_t j = 0; j < n; ++j) {  // centre each feature, one column at a time (it stays in cache)
@@ -91,6 +101,9 @@ int run_pca(int argc, char** argv) {
     }
     total += squares;
   }
+  if (!(total > 0))
+    throw InvalidArgument("file", "'" + o.text("input") + "'",
+                          "has every sample equal (zero variance after centring): there is no principal component");
   const Matrix<float> a = to_backend(*b, std::move(x));
   Progress progress;
   RsvdOptions opt;
@@ -98,9 +111,12 @@ int run_pca(int argc, char** argv) {
   opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
   opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+  opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
   opt.error_probes = 0;  // the exact relative error is printed below
   const RsvdResult r = rsvd(*b, a, k, opt);
+  require_finite(*b, r.S, "the singular values");
+  require_finite(*b, r.V, "the components");
   const bool with_exact = exact_spectrum_wanted(o.text("exact"), m, n, k + opt.oversampling, opt.power_iterations);
   std::vector<double> exact;
   if (with_exact) {
@@ -116,6 +132,9 @@ int run_pca(int argc, char** argv) {
     std::printf("\n  #   sigma exact   sigma rsvd   rel.diff   explained var. (exact / rsvd)   cumulative\n");
   else
     std::printf("\n  #   sigma rsvd   explained var.   cumulative   (exact spectrum: --exact on)\n");
+  report()["result"] = {{"singular_values", s}, {"total_variance", total / static_cast<double>(m)},
+                        {"sketch", r.report.sketch_kernel}};
+  if (with_exact) report()["result"]["exact_singular_values"] = exact;
   double cum = 0;
   for (index_t i = 0; i < k; ++i) {
     const double ev = static_cast<double>(s[i]) * s[i] / total;
@@ -140,16 +159,13 @@ int run_pca(int argc, char** argv) {
                 std::sqrt(std::max(total - captured, 0.0) / total));
   }
 
-  make_directory(dir);
-  save_npy(*b, r.V, dir + "/components.npy", o.has("force"));
-  save_npy(*b, r.S, dir + "/singular_values.npy", o.has("force"));
-  const auto [h, w] = image_shape(o, n);
+  save_npy(*b, r.V, out, "components.npy");
+  save_npy(*b, r.S, out, "singular_values.npy");
   if (h > 0) {
     std::vector<float> v(static_cast<std::size_t>(n * k));
     b->copy(r.V.view(), MatrixView<float>(v.data(), n, k, n, MemorySpace::Host));
     const Picture grid = image_grid(v.data(), h, w, static_cast<int>(k), 4, 4);
-    io::write_file_atomically(dir + "/components.png", io::png_bytes(grid.pixels, grid.width, grid.height, 1), o.has("force"));
-    std::printf("wrote %s/components.png (leading %lld components, gray = 0)\n", dir.c_str(), static_cast<long long>(k));
+    out.write("components.png", io::png_bytes(grid.pixels, grid.width, grid.height, 1));
   }
   std::vector<Series> series{Series{std::vector<double>(s.begin(), s.end()), 220, 40, 40, true, "randomized"}};
   if (with_exact)
@@ -157,9 +173,10 @@ int run_pca(int argc, char** argv) {
                                                                                               exact.size(), 4 * k)),
                                          40, 80, 200, false, "exact"});
   const Picture plot = log_plot(series, "singular values", 720, 420);
-  io::write_file_atomically(dir + "/singular_values.png", io::png_bytes(plot.pixels, plot.width, plot.height, 3), o.has("force"));
-  std::printf("wrote %s/singular_values.png (log scale: %srandomized red dots)\n", dir.c_str(),
-              with_exact ? "exact blue line, " : "");
+  out.write("singular_values.png", io::png_bytes(plot.pixels, plot.width, plot.height, 3));
+  out.commit();
+  std::printf("components.png: the leading %lld components, gray = 0; singular_values.png: log scale, %srandomized red dots\n",
+              static_cast<long long>(k), with_exact ? "exact blue line, " : "");
   return 0;
 }
 

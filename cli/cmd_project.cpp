@@ -40,25 +40,27 @@ double squared_distance(const float* x, const float* y, index_t n, index_t strid
 }  // namespace
 
 int run_project(int argc, char** argv) {
-  Options o;
-  o.option("input", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
-      .option("dimension", "256", "k, the projected dimension (0: the JL bound for --eps and the dataset's n)")
-      .option("eps", "0.2", "the distortion the JL bound is taken for")
-      .option("density", "very-sparse", "very-sparse (1/sqrt(D)) | achlioptas (1/3) | a probability in (0, 1]")
-      .option("scaling", "isometric", "isometric (sqrt(1/(p k))) | none (+-1)")
-      .option("pairs", "20000", "sampled pairs whose distances are compared");
-  if (!parse_command(o, argc, argv, "project",
-                     "Very sparse random projection Y = S A of the samples (S never stored); writes Y.npy "
-                     "(one projected sample per row) and reports the pairwise-distance distortion.",
-                     "project-out"))
-    return 0;
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"Y.npy"}, o.has("force"));
+  Options o("project",
+            "Very sparse random projection Y = S A of the samples (S never stored); writes Y.npy (one projected "
+            "sample per row) into --output and reports the pairwise-distance distortion.",
+            "randnla project --dimension 256 --density very-sparse --output project-out");
+  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
+      .integer("dimension,k", 256, 0, kMaxRank, "k, the projected dimension (0: the JL bound for --eps and the dataset's n)")
+      .real("eps", 0.2, [](double e) { return e > 0 && e < 1; }, "in (0, 1)", "the relative distortion the JL bound is taken for")
+      .text("density", "very-sparse", "very-sparse (p = 1/sqrt(D)) | achlioptas (p = 1/3) | a probability p in (0, 1]",
+            [](const std::string& v) {
+              if (v == "very-sparse" || v == "achlioptas") return;
+              const auto p = to_real(v);
+              require(p && *p > 0 && *p <= 1, "--density", v, "must be very-sparse, achlioptas or a probability in (0, 1]");
+            })
+      .choice("scaling", SparseScaling::Isometric, "isometric: entries +-sqrt(1/(p k)); none: +-1")
+      .integer("pairs", 20000, 0, 1000000000, "sampled pairs whose distances are compared");
+  if (const int status = parse_command(o, argc, argv, "project-out"); status >= 0) return status;
+  OutputSet out(o.text("output"), {"Y.npy"}, o.has("force"));
   auto backend = open_backend(o);
   const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));  // n x D: samples as rows
   const index_t n = a.rows(), d = a.cols();
   const double eps = o.real("eps");
-  require(eps > 0 && eps < 1, "--eps", eps, "must lie in (0, 1)");
   index_t k = o.integer("dimension");
   if (k == 0) k = static_cast<index_t>(std::ceil(jl_dimension(static_cast<double>(n), eps)));
   SparseProjectionOptions opt;
@@ -84,7 +86,9 @@ int run_project(int argc, char** argv) {
   const long long pairs = std::min<long long>(o.integer("pairs"), static_cast<long long>(n) * (n - 1) / 2);
   long long within = 0, counted = 0;
   double worst = 0;
-  for (long long t = 0; counted < pairs; ++t) {  // pairs (u, v) spread over the dataset, no RNG needed
+  // Bounded: rows that are all equal (or few distinct ones) give no pair to count.
+  const long long tries = 64 * pairs + 1000;
+  for (long long t = 0; counted < pairs && t < tries; ++t) {  // pairs (u, v) spread over the dataset, no RNG needed
     const index_t u = static_cast<index_t>((t * 7919) % n), v = static_cast<index_t>((t * 104729 + 1) % n);
     if (u == v) continue;
     const double before = squared_distance(x.data() + u, x.data() + v, d, n);
@@ -94,8 +98,13 @@ int run_project(int argc, char** argv) {
     worst = std::max(worst, std::abs(ratio - 1));
     ++counted;
   }
-  std::printf("pairwise distances: %lld of %lld sampled pairs within 1 +- %.2f (%.2f%%), largest distortion %.3f\n",
+  if (counted == 0)
+    std::printf("pairwise distances: no two distinct samples found in %lld tries: distortion not measured\n", tries);
+  else
+    std::printf("pairwise distances: %lld of %lld sampled pairs within 1 +- %.2f (%.2f%%), largest distortion %.3f\n",
               within, counted, eps, 100.0 * within / std::max(counted, 1LL), worst);
+  report()["result"] = {{"dimension", k}, {"density", r.report.density}, {"ms", r.report.ms}, {"kernel", r.report.kernel},
+                        {"pairs", counted}, {"pairs_within_eps", within}, {"largest_distortion", worst}};
   const double bound = jl_epsilon(static_cast<double>(n), static_cast<double>(k));
   if (std::isfinite(bound))
     std::printf("Johnson-Lindenstrauss: k = %lld guarantees 1 +- %.3f for all %lld samples with probability >= 1 - 1/n\n",
@@ -106,8 +115,8 @@ int run_project(int argc, char** argv) {
                 std::ceil(jl_dimension(static_cast<double>(n), eps)));
   Matrix<float> yt(*host, n, k);
   host->transpose(y.view(), yt.view());
-  make_directory(dir);
-  save_npy(*host, yt.view(), dir + "/Y.npy", o.has("force"));
+  save_npy(*host, yt.view(), out, "Y.npy");
+  out.commit();
   return 0;
 }
 

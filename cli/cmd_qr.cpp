@@ -4,6 +4,7 @@
 // Q.npy and R.npy.
 #include <cmath>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -33,25 +34,23 @@ index_t deficient_diagonal(Backend& b, MatrixView<const float> r) {
 }  // namespace
 
 int run_qr(int argc, char** argv) {
-  Options o;
-  o.option("input", "", "matrix file (m x n, m >= n): .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
-      .option("method", "tsqr", "tsqr | householder | cholqr | cholqr2 | scholqr3 | rand-cholqr | rand-cholqr-sparse | auto")
-      .option("arithmetic", "fp32", "tsqr's blocks: fp32 | fp16-refined | tf32 | fp16 (the Tensor Core variants)");
-  if (!parse_command(o, argc, argv, "qr",
-                     "A = Q R by an orthonormaliser of the library; writes Q.npy and R.npy (float32) and reports the "
-                     "time, the orthogonality and the residual.",
-                     "qr-out"))
-    return 0;
-  require(o.has("input"), "--input", "(missing)", "is required");
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"Q.npy", "R.npy"}, o.has("force"));
-  const auto method = parse_enum<Orthonormalizer>(o.text("method"), "--method");
+  Options o("qr",
+            "A = Q R by an orthonormaliser of the library; writes Q.npy and R.npy (float32) into --output and "
+            "reports the time, the orthogonality and the residual.",
+            "randnla qr --input tall.npy --orthonormalizer tsqr --arithmetic fp16-refined --output qr-out");
+  o.text("input,i", std::nullopt, "matrix file (m x n, m >= n): .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
+      .required("input")
+      .choice("orthonormalizer", Orthonormalizer::Tsqr, "the orthonormaliser")
+      .choice("arithmetic", TsqrArithmetic::FP32, "tsqr's blocks (fp16-refined, tf32, fp16: the Tensor Core variants)");
+  if (const int status = parse_command(o, argc, argv, "qr-out"); status >= 0) return status;
+  const auto method = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   const auto arithmetic = parse_enum<TsqrArithmetic>(o.text("arithmetic"), "--arithmetic");
-  require(method == Orthonormalizer::Tsqr || arithmetic == TsqrArithmetic::FP32, "--arithmetic", o.text("arithmetic"),
-          "applies to --method tsqr only");
+  if (method != Orthonormalizer::Tsqr && arithmetic != TsqrArithmetic::FP32)
+    throw UsageError("--arithmetic", o.text("arithmetic"), "applies to --orthonormalizer tsqr only");
+  OutputSet out(o.text("output"), {"Q.npy", "R.npy"}, o.has("force"));
   auto backend = open_backend(o);
   Backend& b = *backend;
-  const Matrix<float> a = to_backend(b, load_matrix(o.text("input")));
+  const Matrix<float> a = to_backend(b, load_matrix(o.text("input")));  // all zero: R = 0, said rank deficient
   const index_t m = a.rows(), n = a.cols();
   require(m >= n && n >= 1, "--input", std::to_string(m) + " x " + std::to_string(n), "must have rows >= columns >= 1");
   Matrix<float> q(b, m, n, "Q"), r(b, n, n, "R");
@@ -77,15 +76,16 @@ int run_qr(int argc, char** argv) {
     std::printf("tree: %d levels, %lld leaves, %lld panels, blocks %s (%s)\n", tree.levels,
                 static_cast<long long>(tree.leaves), static_cast<long long>(tree.panels), tree.blocks.c_str(),
                 tree.arithmetic.c_str());
-  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n",
-              orthogonality_loss(b, q), factorization_residual(b, a, q, r));
+  const double orth = orthogonality_loss(b, q), resid = factorization_residual(b, a, q, r);
+  report()["result"] = {{"orthonormalizer", to_string(used)}, {"ms", ms}, {"orthogonality", orth}, {"residual", resid}};
+  std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n", orth, resid);
   if (const index_t bad = deficient_diagonal(b, r))
     std::printf("R has %lld diagonal entries zero (below n u max |r_jj|) or not finite: A is rank deficient or not "
                 "finite, and Q's matching columns are not determined by A\n",
                 static_cast<long long>(bad));
-  make_directory(dir);
-  save_npy(b, q, dir + "/Q.npy", o.has("force"));
-  save_npy(b, r, dir + "/R.npy", o.has("force"));
+  save_npy(b, q, out, "Q.npy");
+  save_npy(b, r, out, "R.npy");
+  out.commit();
   return 0;
 }
 

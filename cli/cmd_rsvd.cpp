@@ -1,5 +1,7 @@
 // randnla rsvd: rank-k (or fixed-accuracy) randomized SVD of a matrix file; writes U, S, V.
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "commands.hpp"
 #include "rsvd/rsvd.hpp"
@@ -17,26 +19,38 @@ void print_report(const RsvdReport& r) {
 }  // namespace
 
 int run_rsvd(int argc, char** argv) {
-  Options o;
-  o.option("input", "", "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
-      .option("rank", "", "k, the rank of the approximation (or give --tolerance)")
-      .option("oversampling", "10", "p: the sketch has k + p columns")
-      .option("power-iterations", "2", "q: power iterations (A A^T)^q A (0 for the fastest, least accurate)")
-      .option("sketch", "auto", "fp32 | tf32 | shgemm-fp16 | shgemm-tf32 | auto")
-      .option("sketch-operator", "gaussian", "gaussian | sparse-sign (very sparse, never stored; fixed rank only)")
-      .option("orthonormalizer", "auto", "householder | cholqr | cholqr2 | scholqr3 | auto (cholqr passes until orthonormal to FP32; one pass between power-iteration products)")
-      .option("svd", "auto", "small SVD: gesvd | gesdd | jacobi | polar (GPU) | gram | auto (= gram)")
-      .option("tolerance", "", "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tol ||A||_F")
-      .option("block-size", "32", "fixed-accuracy mode: columns added per step");
-  if (!parse_command(o, argc, argv, "rsvd", "Randomized SVD A ~ U diag(S) V^T; writes U.npy, S.npy, V.npy (float32).",
-                     "rsvd-out"))
-    return 0;
-  require(o.has("input"), "--input", "(missing)", "is required");
-  require(o.has("rank") != o.has("tolerance"), "--rank/--tolerance", "both or neither", "give exactly one");
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"U.npy", "S.npy", "V.npy"}, o.has("force"));
+  Options o("rsvd", "Randomized SVD A ~ U diag(S) V^T; writes U.npy, S.npy, V.npy (float32) into --output.",
+            "randnla rsvd --input a.npy --rank 10 --power-iterations 2 --output rsvd-out");
+  const RsvdOptions lib;
+  const FixedAccuracyOptions fixed;
+  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
+      .required("input")
+      .integer("rank,k", std::nullopt, 1, kMaxRank, "k, the rank of the approximation (or give --tolerance)")
+      .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
+      .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations,
+               "q: power iterations (A A^T)^q A (0 for the fastest, least accurate)")
+      .choice("sketch", lib.sketch, "the sketch's product precision")
+      .choice("sketch-operator", lib.sketch_operator, "Omega (sparse-sign: very sparse, never stored; --rank only)")
+      .choice("orthonormalizer", lib.orthonormalizer,
+              "orthonormaliser of the sketch (auto: cholqr passes until orthonormal to FP32; --rank only)")
+      .choice("svd", lib.small_svd, "the small SVD (polar: GPU only; auto = gram)")
+      .real("tolerance", std::nullopt, [](double t) { return t > 0 && t < 1; }, "in (0, 1)",
+            "fixed-accuracy mode: grow the rank until ||A - U S V^T||_F <= tolerance ||A||_F (relative)")
+      .integer("block-size", fixed.block_size, 1, kMaxRank, "fixed-accuracy mode: columns added per step");
+  if (const int status = parse_command(o, argc, argv, "rsvd-out"); status >= 0) return status;
+  if (o.has("rank") == o.has("tolerance"))
+    throw UsageError("--rank/--tolerance", o.has("rank") ? "both" : "neither", "give exactly one");
+  for (const char* fixed_only : {"block-size"})
+    if (o.has("rank") && o.has(fixed_only))
+      throw UsageError(std::string("--") + fixed_only, o.text(fixed_only), "applies to --tolerance only");
+  for (const char* rank_only : {"oversampling", "sketch-operator", "orthonormalizer"})
+    if (o.has("tolerance") && o.has(rank_only))
+      throw UsageError(std::string("--") + rank_only, o.text(rank_only), "applies to --rank only");
+  OutputSet out(o.text("output"), {"U.npy", "S.npy", "V.npy"}, o.has("force"));
   auto backend = open_backend(o);
-  const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
+  io::DenseMatrix loaded = load_matrix(o.text("input"));
+  require_nonzero(loaded, o.text("input"));
+  const Matrix<float> a = to_backend(*backend, std::move(loaded));
   Progress progress;
   RsvdResult r;
   if (o.has("rank")) {
@@ -63,15 +77,31 @@ int run_rsvd(int argc, char** argv) {
     r = rsvd_fixed_accuracy(*backend, a, opt);
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
   }
+  require_finite(*backend, r.S, "S");
+  require_finite(*backend, r.U, "U");
+  require_finite(*backend, r.V, "V");
   print_report(r.report);
+  {
+    std::vector<float> s(static_cast<std::size_t>(r.S.rows()));
+    backend->copy(r.S.view(), MatrixView<float>(s.data(), r.S.rows(), 1, std::max<index_t>(r.S.rows(), 1), MemorySpace::Host));
+    report()["result"] = {{"rank", r.S.rows()}, {"singular_values", s}, {"sketch", r.report.sketch_kernel},
+                          {"orthonormalizers", r.report.orthonormalizers}};
+  }
   if (a.rows() * a.cols() <= (std::int64_t(1) << 28))
-    std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", exact_relative_error(*backend, a, r.U, r.S, r.V));
+  {
+    const double e = exact_relative_error(*backend, a, r.U, r.S, r.V);
+    report()["result"]["relative_error"] = e;
+    std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", e);
+  }
   else
+  {
+    report()["result"]["relative_error_estimate"] = r.report.relative_error_estimate;
     std::printf("relative error ||A - U S V^T||_F / ||A||_F ~ %.4e (estimated)\n", r.report.relative_error_estimate);
-  make_directory(dir);
-  save_npy(*backend, r.U, dir + "/U.npy", o.has("force"));
-  save_npy(*backend, r.S, dir + "/S.npy", o.has("force"));
-  save_npy(*backend, r.V, dir + "/V.npy", o.has("force"));
+  }
+  save_npy(*backend, r.U, out, "U.npy");
+  save_npy(*backend, r.S, out, "S.npy");
+  save_npy(*backend, r.V, out, "V.npy");
+  out.commit();
   return 0;
 }
 

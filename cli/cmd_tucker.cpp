@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -18,20 +19,13 @@ namespace {
 /// "64,16,16" -> {64, 16, 16}; throws InvalidArgument naming `option` for anything else.
 std::vector<index_t> integer_list(const std::string& text, const std::string& option) {
   std::vector<index_t> v;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    long long x = 0;
-    try {
-      x = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == item.size() && !item.empty(), option, text, "must be a comma-separated list of integers");
-    v.push_back(static_cast<index_t>(x));
+  for (const auto& item : split_list(text)) {
+    const auto x = to_integer(item);
+    require(x && *x >= 1 && *x <= kMaxRank, option, text,
+            "must be a comma-separated list of integers in [1, " + std::to_string(kMaxRank) + "]");
+    v.push_back(static_cast<index_t>(*x));
   }
-  require(!v.empty(), option, text, "must name at least one integer");
+  require(v.size() <= 16, option, text, "names at most 16 extents");
   return v;
 }
 
@@ -51,26 +45,39 @@ Picture comparison(const std::vector<float>& a, const std::vector<float>& x, ind
 }  // namespace
 
 int run_tucker(int argc, char** argv) {
-  Options o;
-  o.option("input", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
-      .option("shape", "28,28", "the extents the columns of each row are split into (first fastest)")
-      .option("ranks", "64,16,16", "J_1,...,J_N: the core's size, the samples' mode first")
-      .option("variant", "two-pass", "two-pass | sequential | single-pass")
-      .option("sketch", "auto", "auto | fp32 | tf32 | shgemm-fp16 | shgemm-tf32")
-      .option("oversampling", "5", "p: each mode is sketched with J_i + p columns, then truncated")
-      .option("power-iterations", "0", "q per mode (two-pass and sequential)");
-  if (!parse_command(o, argc, argv, "tucker",
-                     "Random-projection HOSVD of a dataset as a tensor (samples x the --shape extents); writes "
-                     "core.npy (the core's mode-1 unfolding), Q1.npy .. QN.npy and reconstruction.png.",
-                     "tucker-out"))
-    return 0;
-  const std::string dir = o.text("output");
-  require_new_outputs(dir, {"core.npy", "Q1.npy", "reconstruction.png"}, o.has("force"));
+  Options o("tucker",
+            "Random-projection HOSVD of a dataset as a tensor (samples x the --shape extents); writes core.npy (the "
+            "core's mode-1 unfolding), Q1.npy .. QN.npy and reconstruction.png into --output.",
+            "randnla tucker --shape 28,28 --ranks 64,16,16 --variant two-pass --output tucker-out");
+  const TuckerOptions lib;
+  auto list_check = [](const char* option) {
+    return [option](const std::string& v) { integer_list(v, option); };
+  };
+  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
+      .text("shape", "28,28", "the extents the columns of each row are split into (first fastest)", list_check("--shape"))
+      .text("ranks", "64,16,16", "J_1,...,J_N: the core's size, the samples' mode first", list_check("--ranks"))
+      .choice("variant", lib.variant, "the RP-HOSVD variant")
+      .choice("sketch", lib.sketch, "the sketches' product precision")
+      .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of each mode's sketch")
+      .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: each mode is sketched with J_i + p columns, then truncated")
+      .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q per mode (two-pass and sequential)");
+  if (const int status = parse_command(o, argc, argv, "tucker-out"); status >= 0) return status;
+  OutputSet out(o.text("output"), {"core.npy", "reconstruction.png"}, o.has("force"), [](const std::string& f) {
+    return f.size() > 5 && f[0] == 'Q' && f.compare(f.size() - 4, 4, ".npy") == 0 &&
+           f.find_first_not_of("0123456789", 1) == f.size() - 4;
+  });
   auto backend = open_backend(o);
-  const Matrix<float> a = to_backend(*backend, load_matrix(o.text("input")));
+  io::DenseMatrix loaded = load_matrix(o.text("input"));
+  require_nonzero(loaded, o.text("input"));
+  const Matrix<float> a = to_backend(*backend, std::move(loaded));
   std::vector<index_t> extents{a.rows()};
   index_t columns = 1;
-  for (index_t e : integer_list(o.text("shape"), "--shape")) extents.push_back(e), columns *= e;
+  for (index_t e : integer_list(o.text("shape"), "--shape")) {
+    extents.push_back(e);
+    require(columns <= a.cols() / e, "--shape", o.text("shape"),
+            "must split the " + std::to_string(a.cols()) + " columns of each row (its product is larger)");
+    columns *= e;
+  }
   require(columns == a.cols(), "--shape", o.text("shape"),
           "must split the " + std::to_string(a.cols()) + " columns of each row (its product is " +
               std::to_string(columns) + ")");
@@ -78,6 +85,7 @@ int run_tucker(int argc, char** argv) {
   t.variant = parse_enum<TuckerVariant>(o.text("variant"), "--variant");
   t.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
   t.oversampling = o.integer("oversampling");
+  t.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   t.power_iterations = static_cast<int>(o.integer("power-iterations"));
   t.seed = static_cast<std::uint64_t>(o.integer("seed"));
   Progress progress;
@@ -107,18 +115,18 @@ int run_tucker(int argc, char** argv) {
   std::printf("compression ratio %.1f (%lld elements of A, %lld in the core and the factors)\n",
               static_cast<double>(x.size()) / stored, static_cast<long long>(x.size()), static_cast<long long>(stored));
   std::printf("phases: %s\n", r.report.phases.to_string().c_str());
+  report()["result"] = {{"core", r.core_extents}, {"relative_error", std::sqrt(num / den)},
+                        {"compression_ratio", static_cast<double>(x.size()) / stored}, {"sketch", r.report.sketch_kernel}};
 
-  make_directory(dir);
-  save_npy(*backend, r.core, dir + "/core.npy", o.has("force"));  // the mode-1 unfolding g_(1)
-  for (std::size_t n = 0; n < r.factors.size(); ++n)
-    save_npy(*backend, r.factors[n], dir + "/Q" + std::to_string(n + 1) + ".npy", o.has("force"));
+  save_npy(*backend, r.core, out, "core.npy");  // the mode-1 unfolding g_(1)
+  for (std::size_t n = 0; n < r.factors.size(); ++n) save_npy(*backend, r.factors[n], out, "Q" + std::to_string(n + 1) + ".npy");
   if (extents.size() == 3) {
     const int count = static_cast<int>(std::min<index_t>(8, x.extents[0]));
     const Picture p = comparison(ha, hx, x.extents[0], static_cast<int>(extents[2]), static_cast<int>(extents[1]), count);
-    io::write_file_atomically(dir + "/reconstruction.png", io::png_bytes(p.pixels, p.width, p.height, 1), o.has("force"));
-    std::printf("wrote %s/reconstruction.png (top: the first %d samples, bottom: their reconstruction)\n", dir.c_str(),
-                count);
+    out.write("reconstruction.png", io::png_bytes(p.pixels, p.width, p.height, 1));
+    std::printf("reconstruction.png: top, the first %d samples; bottom, their reconstruction\n", count);
   }
+  out.commit();
   return 0;
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <vector>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -12,11 +14,25 @@
 #include "options.hpp"
 #include "randnla/backend.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace randnla {
 namespace cli {
 
+/// The largest rank, oversampling or dimension an option takes (k + p cannot overflow), and the
+/// largest power-iteration count.
+constexpr long long kMaxRank = 1LL << 31;
+constexpr long long kMaxPowerIterations = 1000;
+
 /// The default dataset of the commands that take samples (Debian's Fashion-MNIST training images).
 constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+
+/// A command line that parsed but does not make sense (options that exclude each other, an output
+/// that would be replaced without --force): exit status kExitUsage.
+class UsageError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
 
 int run_rsvd(int argc, char** argv);
 int run_pca(int argc, char** argv);
@@ -26,10 +42,18 @@ int run_project(int argc, char** argv);
 int run_tucker(int argc, char** argv);
 int run_qr(int argc, char** argv);
 
-/// Adds the options every subcommand has (--backend, --device, --seed, --force, --output) and
-/// parses the command line; with --help prints the usage and returns false (nothing to run).
-bool parse_command(Options& o, int argc, char** argv, const std::string& command, const std::string& summary,
-                   const std::string& default_output);
+/// Adds the options every subcommand has (--backend, --device, --seed, --kokkos-warnings and, where
+/// `default_output` is not empty, --output and --force) and parses the command line. Returns -1 to
+/// run the command, else the exit status (0 after --help or --version, kExitUsage on a bad line).
+int parse_command(Options& o, int argc, char** argv, const std::string& default_output);
+/// The machine-readable report --json FILE asks for: the command fills it (options, backend, input,
+/// results, outputs); main adds the status and writes it, also after an error.
+nlohmann::json& report();
+/// The file --json names ("" if none).
+std::string& report_path();
+/// Writes the report to report_path() (through a temporary file and a rename), if one was given.
+void write_report(int status, const std::string& message);
+
 /// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
 std::unique_ptr<Backend> open_backend(const Options& o);
 
@@ -38,12 +62,38 @@ io::DenseMatrix load_matrix(const std::string& path);
 /// The loaded matrix in the backend's memory: moved into a Matrix where that is host memory,
 /// copied to the device otherwise.
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m);
-/// Writes a backend matrix as FP32 .npy (atomically; --force to replace).
-void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bool force);
-/// Throws before any work when one of `files` already exists in dir and --force was not given.
-void require_new_outputs(const std::string& dir, std::initializer_list<const char*> files, bool force);
-/// Creates the output directory if needed.
-void make_directory(const std::string& dir);
+/// A command's outputs as one set: checked before any work (refused when the directory holds one of
+/// them and --force was not given, or holds files that are not the command's), written into a
+/// temporary folder beside the directory and moved into place by one rename at commit(). Until
+/// then the directory is untouched; an error, or SIGINT/SIGTERM/SIGHUP, removes the temporary folder.
+class OutputSet {
+ public:
+  /// `names`: every file the command may write there; `also` accepts further names (e.g. Q7.npy).
+  OutputSet(const std::string& dir, std::vector<std::string> names, bool force,
+            std::function<bool(const std::string&)> also = {});
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  /// Writes `name` (one of the names) into the temporary folder, created at the first call.
+  void write(const std::string& name, const std::string& bytes);
+  /// Moves the set into place: the directory then holds exactly the files written.
+  void commit();
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_, parent_, tmp_;
+  std::vector<std::string> names_, written_;
+  std::function<bool(const std::string&)> also_;
+  bool force_, committed_ = false;
+  void remove_tmp();
+};
+
+/// Writes a backend matrix as FP32 .npy into the set.
+void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name);
+/// Refuses an input that is all zero (its SVD is S = 0 with any U, V: nothing to approximate).
+void require_nonzero(const io::DenseMatrix& a, const std::string& path);
+/// Throws NumericalBreakdown when a result holds NaN/Inf (instead of printing or writing it).
+void require_finite(Backend& b, MatrixView<const float> x, const std::string& what);
 
 /// ||A - U diag(S) V^T||_F / ||A||_F computed on the backend (needs an m x n buffer).
 double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,

@@ -1,8 +1,13 @@
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -10,25 +15,72 @@
 
 #include "commands.hpp"
 
+#ifndef RANDNLA_VERSION
+#define RANDNLA_VERSION "unknown"
+#endif
+
 namespace randnla {
 namespace cli {
 
-bool parse_command(Options& o, int argc, char** argv, const std::string& command, const std::string& summary,
-                   const std::string& default_output) {
-  o.option("backend", "auto", "host, cuda or auto (the GPU when there is one)")
-      .option("device", "0", "CUDA device number")
-      .option("seed", "42", "seed of the random sketch (Philox4x32-10)")
-      .option("output", default_output, "output directory")
-      .flag("force", "replace existing output files");
-  o.parse(argc, argv, 2);
-  if (!o.help_requested()) return true;
-  std::printf("%s", o.usage(command, summary).c_str());
-  return false;
+nlohmann::json& report() {
+  static nlohmann::json r = nlohmann::json::object();
+  return r;
+}
+
+std::string& report_path() {
+  static std::string path;
+  return path;
+}
+
+void write_report(int status, const std::string& message) {
+  if (report_path().empty()) return;
+  nlohmann::json& r = report();
+  r["status"] = status;
+  r["ok"] = status == 0;
+  if (!message.empty()) r["error"] = message;
+  const std::string text = r.dump(2) + "\n";
+  if (report_path() == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  const std::string tmp = report_path() + ".tmp-" + std::to_string(getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if ((f && std::fclose(f) != 0) || !ok || std::rename(tmp.c_str(), report_path().c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::fprintf(stderr, "randnla: cannot write the report '%s': %s\n", report_path().c_str(), std::strerror(errno));
+  }
+}
+
+int parse_command(Options& o, int argc, char** argv, const std::string& default_output) {
+  o.text("json", std::nullopt, "also write a machine-readable report (JSON) to this file, also after an error")
+      .choice("backend", BackendKind::Auto, "where to run: auto is the GPU when there is one")
+      .integer("device", 0, 0, 1023, "CUDA device number")
+      .integer("seed", 42, 0, LLONG_MAX, "seed of the random sketch (Philox4x32-10)")
+      .flag("kokkos-warnings", "let Kokkos print its start-up warnings (e.g. on OMP_PROC_BIND)");
+  if (!default_output.empty())
+    o.text("output,o", default_output, "output directory (created; its files are replaced as one set)")
+        .flag("force,f", "replace the outputs of an earlier run in --output");
+  const int status = o.parse(argc, argv);
+  if (status >= 0) return status;
+  if (o.has("json")) report_path() = o.text("json");
+  nlohmann::json options = nlohmann::json::object();
+  for (const auto& [name, value] : o.values()) {
+    if (name == "json") continue;
+    if (const auto i = to_integer(value)) options[name] = *i;
+    else if (const auto x = to_real(value)) options[name] = *x;
+    else if (value == "true" || value == "false") options[name] = value == "true";
+    else options[name] = value;
+  }
+  report()["version"] = RANDNLA_VERSION;
+  report()["options"] = options;
+  return -1;
 }
 
 std::unique_ptr<Backend> open_backend(const Options& o) {
   auto b = make_backend(parse_enum<BackendKind>(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
   std::printf("backend: %s\n", b->description().c_str());
+  report()["backend"] = b->description();
   return b;
 }
 
@@ -37,6 +89,7 @@ io::DenseMatrix load_matrix(const std::string& path) {
   std::int64_t bad = 0;
   for (float v : m.data) bad += !std::isfinite(v);
   if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+  report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}};
   std::printf("input: %s, %lld x %lld, %s\n", path.c_str(), static_cast<long long>(m.rows), static_cast<long long>(m.cols),
               m.source_type.c_str());
   return m;
@@ -53,24 +106,160 @@ Matrix<float> to_backend(Backend& b, io::DenseMatrix m) {
   return out;
 }
 
-void save_npy(Backend& b, MatrixView<const float> x, const std::string& path, bool force) {
-  std::vector<float> host(static_cast<std::size_t>(x.size()));
-  b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
-  io::write_file_atomically(path, io::npy_bytes(host.data(), x.rows(), x.cols()), force);
-  std::printf("wrote %s (%lld x %lld)\n", path.c_str(), static_cast<long long>(x.rows()), static_cast<long long>(x.cols()));
+namespace {
+
+// What a signal handler removes: the temporary folder and the files that may be in it (plain
+// arrays, since the handler may only call async-signal-safe functions).
+constexpr int kMaxPending = 64;
+char g_pending_dir[PATH_MAX];
+char g_pending_files[kMaxPending][PATH_MAX];
+volatile sig_atomic_t g_pending_count = 0;
+
+extern "C" void remove_pending_and_die(int sig) {
+  for (int i = 0; i < g_pending_count; ++i) unlink(g_pending_files[i]);
+  if (g_pending_dir[0]) rmdir(g_pending_dir);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
 }
 
-void require_new_outputs(const std::string& dir, std::initializer_list<const char*> files, bool force) {
-  for (const char* f : files) {
-    const std::string path = dir + "/" + f;
-    if (!force && access(path.c_str(), F_OK) == 0)
-      throw InvalidArgument("output", "'" + path + "'", "exists; pass --force to replace it");
+void copy_path(char* to, const std::string& from) {
+  std::snprintf(to, PATH_MAX, "%s", from.c_str());
+}
+
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = errno;
+      close(fd);
+      throw Error("cannot write '" + path + "': " + std::strerror(w < 0 ? err : ENOSPC));
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+OutputSet::OutputSet(const std::string& dir, std::vector<std::string> names, bool force,
+                     std::function<bool(const std::string&)> also)
+    : dir_(dir), names_(std::move(names)), also_(std::move(also)), force_(force) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (dir_.empty()) throw UsageError("--output", "''", "names no directory");
+  struct stat link {};
+  if (lstat(dir_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {  // the set replaces the folder linked to
+    char resolved[PATH_MAX];
+    if (!realpath(dir_.c_str(), resolved)) throw UsageError("--output", dir_, "is a link that leads nowhere");
+    dir_ = resolved;
+  }
+  const auto slash = dir_.rfind('/');
+  parent_ = slash == std::string::npos ? "." : slash == 0 ? "/" : dir_.substr(0, slash);
+  const std::string base = slash == std::string::npos ? dir_ : dir_.substr(slash + 1);
+  if (base == "." || base == "..") throw UsageError("--output", dir_, "must name a directory of its own, not . or ..");
+  struct stat st {};
+  if (stat(parent_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError("--output", dir_, "cannot be created: '" + parent_ + "' is not a directory");
+  if (access(parent_.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("--output", dir_, "cannot be created: '" + parent_ + "' is not writable");
+  if (stat(dir_.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw UsageError("--output", dir_, "exists and is not a directory");
+    for (const auto& e : entries_of(dir_)) {
+      const bool ours = std::find(names_.begin(), names_.end(), e) != names_.end() || (also_ && also_(e));
+      if (!ours)
+        throw UsageError("--output", dir_, "holds '" + e + "', which is not an output of this command: give a new or empty directory");
+      if (!force_) throw UsageError("output", "'" + dir_ + "/" + e + "'", "exists; pass --force to replace it");
+    }
   }
 }
 
-void make_directory(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    throw InvalidArgument("--output", dir, std::string("cannot be created: ") + std::strerror(errno));
+OutputSet::~OutputSet() {
+  if (!committed_) remove_tmp();
+}
+
+void OutputSet::remove_tmp() {
+  if (tmp_.empty()) return;
+  for (const auto& e : entries_of(tmp_)) unlink((tmp_ + "/" + e).c_str());
+  rmdir(tmp_.c_str());
+  g_pending_count = 0;
+  g_pending_dir[0] = '\0';
+  tmp_.clear();
+}
+
+void OutputSet::write(const std::string& name, const std::string& bytes) {
+  const bool ours = std::find(names_.begin(), names_.end(), name) != names_.end() || (also_ && also_(name));
+  if (!ours) throw Error("internal: '" + name + "' is not declared as an output");
+  if (tmp_.empty()) {
+    const auto slash = dir_.rfind('/');
+    std::string pattern = parent_ + "/." + (slash == std::string::npos ? dir_ : dir_.substr(slash + 1)) + ".tmp-XXXXXX";
+    if (!mkdtemp(&pattern[0])) throw Error("cannot create a folder in '" + parent_ + "': " + std::strerror(errno));
+    tmp_ = pattern;
+    copy_path(g_pending_dir, tmp_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_pending_and_die);
+  }
+  if (g_pending_count >= kMaxPending) throw Error("internal: too many output files");
+  copy_path(g_pending_files[g_pending_count], tmp_ + "/" + name);
+  g_pending_count = g_pending_count + 1;
+  write_all(tmp_ + "/" + name, bytes);
+  written_.push_back(name);
+}
+
+void OutputSet::commit() {
+  if (tmp_.empty()) return;
+  struct stat st {};
+  const bool exists = stat(dir_.c_str(), &st) == 0;
+  if (!exists || entries_of(dir_).empty()) {
+    if (rename(tmp_.c_str(), dir_.c_str()) != 0)
+      throw Error("cannot move the outputs into '" + dir_ + "': " + std::strerror(errno));
+    chmod(dir_.c_str(), exists ? st.st_mode & 07777 : 0755);
+  } else {
+    // --force over an earlier set: swap the two folders in one step, then remove the old set.
+    if (renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0)
+      throw Error("cannot replace the outputs in '" + dir_ + "': " + std::strerror(errno));
+    chmod(dir_.c_str(), st.st_mode & 07777);
+    remove_tmp();  // now the old set
+  }
+  committed_ = true;
+  g_pending_count = 0;
+  g_pending_dir[0] = '\0';
+  tmp_.clear();
+  for (const auto& n : written_) std::printf("wrote %s/%s\n", dir_.c_str(), n.c_str());
+  report()["output"] = {{"directory", dir_}, {"files", written_}};
+}
+
+void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name) {
+  std::vector<float> host(static_cast<std::size_t>(x.size()));
+  b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
+  for (float v : host)
+    if (!std::isfinite(v)) throw NumericalBreakdown(name + " holds NaN/Inf: nothing written");
+  out.write(name, io::npy_bytes(host.data(), x.rows(), x.cols()));
+}
+
+void require_nonzero(const io::DenseMatrix& a, const std::string& path) {
+  for (float v : a.data)
+    if (v != 0.0f) return;
+  throw InvalidArgument("file", "'" + path + "'",
+                        "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+}
+
+void require_finite(Backend& b, MatrixView<const float> x, const std::string& what) {
+  std::vector<float> host(static_cast<std::size_t>(x.size()));
+  b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
+  for (float v : host)
+    if (!std::isfinite(v)) throw NumericalBreakdown(what + " holds NaN/Inf (the input may be rank deficient)");
 }
 
 double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,
@@ -80,7 +269,8 @@ double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<co
   b.copy(u, us.view());
   b.scale_columns(s, us.view());
   b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
-  return b.frobenius_norm(e) / b.frobenius_norm(a);
+  const double norm = b.frobenius_norm(a);
+  return norm > 0 ? b.frobenius_norm(e) / norm : 0.0;
 }
 
 void Progress::operator()(const std::string& phase, double ms) {

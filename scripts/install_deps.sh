@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake g++ make libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev liblapack-dev
           libgtest-dev libpng-dev zlib1g-dev dataset-fashion-mnist python3 python3-venv clang-14 libclang-rt-14-dev
-          libopenmpi-dev openmpi-bin doxygen)
+          libopenmpi-dev openmpi-bin doxygen libcli11-dev nlohmann-json3-dev)
 here=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
 for p in "${packages[@]}"; do

@@ -12,20 +12,34 @@ failures = []
 checks = 0
 
 
-def run(*args):
-    p = subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=120)
+def run(*args, env=None, timeout=120):
+    try:
+        p = subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "timeout", "", "(timed out after %d s)" % timeout
     return p.returncode, p.stdout, p.stderr
 
 
-def expect_error(label, args, *needles, outdir=None):
+def check(label, ok, detail=""):
     global checks
     checks += 1
-    code, out, err = run(*args)
+    print(("PASS " if ok else "FAIL ") + label + (": " + detail if detail else ""))
+    if not ok:
+        failures.append(label)
+
+
+def expect_error(label, args, *needles, outdir=None, status=None, stdout_empty=False, timeout=120):
+    """A one-line error naming every needle; with `status`, that exit status; with `stdout_empty`,
+    nothing on stdout either (the error came before any input was read)."""
+    global checks
+    checks += 1
+    code, out, err = run(*args, timeout=timeout)
     lines = [l for l in err.splitlines() if l.strip()]
-    ok = code != 0 and len(lines) == 1 and all(n in lines[0] for n in needles)
+    ok = code not in (0, "timeout") and len(lines) == 1 and all(n in lines[0] for n in needles)
+    ok = ok and (status is None or code == status) and (not stdout_empty or not out.strip())
     if outdir is not None and os.path.isdir(outdir):
         ok = ok and not os.listdir(outdir)  # nothing partial left behind
-    print(("PASS " if ok else "FAIL ") + label + ": exit %d, stderr %r" % (code, err.strip()))
+    print(("PASS " if ok else "FAIL ") + label + ": exit %s, stderr %r" % (code, err.strip()))
     if not ok:
         failures.append(label)
 
@@ -154,7 +168,7 @@ with tempfile.TemporaryDirectory() as d:
     for method in ("tsqr", "cholqr2"):
         checks += 1
         qr_out = os.path.join(d, "qr-" + method)
-        code, out_text, err = run("qr", "--input", tall, "--method", method, "--output", qr_out, "--backend", "host")
+        code, out_text, err = run("qr", "--input", tall, "--orthonormalizer", method, "--output", qr_out, "--backend", "host")
         if code == 0:
             q, r = np.load(os.path.join(qr_out, "Q.npy")), np.load(os.path.join(qr_out, "R.npy"))
             orth = np.linalg.norm(q.T.astype(np.float64) @ q - np.eye(12))
@@ -180,9 +194,225 @@ with tempfile.TemporaryDirectory() as d:
     print(("PASS " if ok else "FAIL ") + "qr fp16-refined: %r" % (((orth, resid) if ok else (code, out_text, err.strip())),))
     if not ok:
         failures.append("qr fp16-refined")
-    expect_error("qr arithmetic without tsqr", ["qr", "--input", full, "--method", "cholqr2", "--arithmetic", "fp16",
+    expect_error("qr arithmetic without tsqr", ["qr", "--input", full, "--orthonormalizer", "cholqr2", "--arithmetic", "fp16",
                                                "--output", os.path.join(d, "qr-bad")], "--arithmetic = fp16",
                  "tsqr only")
+
+    # Arguments (#56 item 1): typed, range-checked values refused before any input is read (stdout
+    # empty: not even the backend is opened), with exit status 2.
+    missing = os.path.join(d, "never-read.npy")  # does not exist: reading it would be a different error
+    args_out = os.path.join(d, "args-out")
+    bad_lines = [
+        ("huge power iterations", ["rsvd", "--input", missing, "--rank", "3", "--power-iterations", "99999999999"],
+         "--power-iterations"),
+        ("power iterations past int64", ["rsvd", "--input", missing, "--rank", "3", "-q", "99999999999999999999999"],
+         "--power-iterations"),
+        ("k + p overflow", ["rsvd", "--input", missing, "--rank", "9223372036854775807", "--oversampling", "10"], "--rank"),
+        ("negative oversampling", ["rsvd", "--input", missing, "--rank", "3", "--oversampling", "-1"], "--oversampling"),
+        ("rank not a number", ["rsvd", "--input", missing, "--rank", "3x"], "--rank"),
+        ("rank in hex", ["rsvd", "--input", missing, "--rank", "0x10"], "--rank"),
+        ("sketch typo before reading", ["rsvd", "--input", missing, "--rank", "3", "--sketch", "fp33"], "--sketch", "fp33"),
+        ("orthonormalizer typo", ["lra", "--input", missing, "--rank", "3", "--orthonormalizer", "qr"], "--orthonormalizer"),
+        ("products typo", ["lra", "--input", missing, "--rank", "3", "--products", "fp32,fp61"], "--products", "fp61"),
+        ("flag with a value", ["rsvd", "--input", missing, "--rank", "3", "--force=no"], "--force"),
+        ("flag with true", ["rsvd", "--input", missing, "--rank", "3", "--force=true"], "--force"),
+        ("required input", ["rsvd", "--rank", "3"], "--input"),
+        ("required rank", ["lra", "--input", missing], "--rank"),
+        ("tolerance out of range", ["rsvd", "--input", missing, "--tolerance", "1.5"], "--tolerance"),
+        ("tolerance nan", ["rsvd", "--input", missing, "--tolerance", "nan"], "--tolerance"),
+        ("rank and tolerance", ["rsvd", "--input", missing, "--rank", "3", "--tolerance", "0.1"], "--rank/--tolerance"),
+        ("option without effect", ["rsvd", "--input", missing, "--rank", "3", "--block-size", "8"], "--block-size"),
+        ("eps out of range", ["project", "--input", missing, "--eps", "1.5"], "--eps"),
+        ("density out of range", ["project", "--input", missing, "--density", "0"], "--density"),
+        ("pca exact typo", ["pca", "--input", missing, "--exact", "yes"], "--exact"),
+        ("pca image shape", ["pca", "--input", missing, "--image-shape", "28by28"], "--image-shape"),
+        ("tucker ranks", ["tucker", "--input", missing, "--ranks", "64,,16"], "--ranks"),
+        ("tucker shape overflow", ["tucker", "--input", missing, "--shape", "99999999999999999999,2"], "--shape"),
+        ("seed negative", ["qr", "--input", missing, "--seed", "-1"], "--seed"),
+        ("gemm output refused", ["gemm", "--output", args_out, "--m", "8", "--n", "8", "--k", "8"], "--output"),
+        ("gemm m with a file", ["gemm", "--a", missing, "--m", "8"], "--m"),
+        ("surplus argument", ["qr", "--input", missing, "extra"], "extra"),
+        ("unknown command", ["svd"], "svd"),
+    ]
+    for label, args, *needles in bad_lines:
+        expect_error(label, args + (["--output", args_out] if args[0] not in ("gemm", "svd") else []), *needles,
+                     status=2, stdout_empty=True)
+    check("no output directory after usage errors", not os.path.exists(args_out))
+
+    # One vocabulary: --rank/-k, --oversampling/-p, --power-iterations/-q, --orthonormalizer, with
+    # each command's default the library's (tucker: p = 0) shown in its help.
+    helps = {c: run(c, "--help") for c in ("pca", "rsvd", "lra", "qr", "tucker", "project", "gemm")}
+    check("help exits 0 with an example and the exit statuses",
+          all(h[0] == 0 and "example:" in h[1] and "exit status" in h[1] for h in helps.values()))
+    check("pca takes --rank/-k", "-k,--rank" in helps["pca"][1] and "--components" not in helps["pca"][1])
+    check("qr takes --orthonormalizer", "--orthonormalizer" in helps["qr"][1] and "--method" not in helps["qr"][1])
+    check("-p, -q everywhere", all("-p,--oversampling" in helps[c][1] and "-q,--power-iterations" in helps[c][1]
+                                   for c in ("pca", "rsvd", "tucker")))
+    check("tucker's default oversampling is the library's (0)",
+          any("--oversampling" in l and "[default: 0]" in l for l in helps["tucker"][1].splitlines()))
+    check("rsvd help shows defaults", "[default: 10]" in helps["rsvd"][1] and "[default: 2]" in helps["rsvd"][1])
+    code, out_text, err = run("--version")
+    check("--version", code == 0 and out_text.startswith("randnla ") and any(c.isdigit() for c in out_text),
+          repr((code, out_text, err)))
+    code, out_text, _ = run("rsvd", "--version")
+    check("command --version", code == 0 and out_text.startswith("randnla "), repr(out_text))
+    code, out_text, _ = run("pca", "-k", "4", "-p", "2", "-q", "1", "--input", good, "--exact", "on",
+                            "--output", os.path.join(d, "pca-short"), "--backend", "host")
+    check("short options run", code == 0 and "p = 2, q = 1" in out_text, repr((code, out_text[-300:])))
+
+    # Kokkos' start-up text (#56): with OMP_PROC_BIND unset, an error is one line on stderr (the
+    # tool's), whatever Kokkos' build (an OpenMP one warns about OMP_PROC_BIND unless told not to).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "KOKKOS_"))}
+    code, out_text, err = run("rsvd", "--input", missing, "--rank", "3", "--output", args_out, "--backend", "host", env=env)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check("only the tool's message without OMP_PROC_BIND", code == 3 and len(lines) == 1
+          and lines[0].startswith("randnla rsvd: ") and "never-read.npy" in lines[0], repr(err))
+
+    # Outputs as a set (#56 item 4): an existing directory holding other files is refused before
+    # any work; --force replaces the whole set in one step (no file of the earlier set is left);
+    # an error after the work leaves nothing behind, not even a temporary folder.
+    other = os.path.join(d, "other")
+    os.mkdir(other)
+    open(os.path.join(other, "notes.txt"), "w").write("mine")
+    expect_error("output holds other files", ["rsvd", "--input", good, "--rank", "3", "--output", other, "--force",
+                                              "--backend", "host"], "notes.txt", status=2, stdout_empty=True)
+    check("other files kept", os.listdir(other) == ["notes.txt"])
+    tk_out = os.path.join(d, "tk")
+    cube = os.path.join(d, "cube.npy")
+    np.save(cube, rng.standard_normal((30, 24)).astype(np.float32))
+    code1, _, e1 = run("tucker", "--input", cube, "--shape", "4,6", "--ranks", "5,3,3", "--output", tk_out, "--backend", "host")
+    first = sorted(os.listdir(tk_out)) if code1 == 0 else None
+    code2, _, e2 = run("tucker", "--input", cube, "--shape", "24", "--ranks", "5,3", "--output", tk_out, "--backend", "host",
+                       "--force")
+    second = sorted(os.listdir(tk_out)) if code2 == 0 else None
+    check("--force replaces the set, not file by file",
+          first == ["Q1.npy", "Q2.npy", "Q3.npy", "core.npy", "reconstruction.png"] and second == ["Q1.npy", "Q2.npy", "core.npy"],
+          repr((code1, first, e1, code2, second, e2)))
+    check("no temporary folder beside the outputs", not [f for f in os.listdir(d) if ".tmp-" in f], repr(os.listdir(d)))
+    # pca: the image shape that does not fit the data is found before any output is written.
+    pca_bad = os.path.join(d, "pca-bad")
+    expect_error("pca image shape after reading", ["pca", "--input", good, "--rank", "3", "--image-shape", "3x3",
+                                                   "--output", pca_bad, "--backend", "host"], "--image-shape")
+    check("pca wrote nothing on a late error", not os.path.exists(pca_bad)
+          and not [f for f in os.listdir(d) if ".tmp-" in f])
+    # A signal during the work leaves no partial set and no temporary folder.
+    big = os.path.join(d, "big.npy")
+    np.save(big, rng.standard_normal((3000, 600)).astype(np.float32))
+    sig_out = os.path.join(d, "sig")
+    p = subprocess.Popen([TOOL, "lra", "--input", big, "--rank", "100", "--refinements", "20", "--output", sig_out,
+                          "--backend", "host"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import time
+    time.sleep(1.5)
+    p.terminate()
+    p.wait(timeout=60)
+    check("SIGTERM leaves no output", not os.path.exists(sig_out) and not [f for f in os.listdir(d) if ".tmp-" in f],
+          repr((p.returncode, os.listdir(d))))
+
+    # Degenerate data (#56 item 3): zero and constant matrices give no NaN with exit 0; a
+    # projection of identical rows ends.
+    zero = os.path.join(d, "zero.npy")
+    np.save(zero, np.zeros((30, 20), np.float32))
+    const = os.path.join(d, "const.npy")
+    np.save(const, np.full((30, 20), 3.0, np.float32))
+    for label, args in [("rsvd zero", ["rsvd", "--input", zero, "--rank", "3"]),
+                        ("rsvd constant", ["rsvd", "--input", const, "--rank", "3"]),
+                        ("rsvd tolerance zero", ["rsvd", "--input", zero, "--tolerance", "0.1"]),
+                        ("pca zero", ["pca", "--input", zero, "--rank", "3"]),
+                        ("pca constant", ["pca", "--input", const, "--rank", "3", "--exact", "on"]),
+                        ("lra zero", ["lra", "--input", zero, "--rank", "3"]),
+                        ("lra constant", ["lra", "--input", const, "--rank", "3"]),
+                        ("qr zero", ["qr", "--input", zero]),
+                        ("tucker constant", ["tucker", "--input", const, "--shape", "4,5", "--ranks", "3,2,2"])]:
+        dout = os.path.join(d, "deg-" + label.replace(" ", "-"))
+        code, out_text, err = run(*args, "--output", dout, "--backend", "host")
+        written = [np.load(os.path.join(dout, f)) for f in os.listdir(dout) if f.endswith(".npy")] if code == 0 else []
+        ok = code != "timeout" and not ("nan" in (out_text + err).lower() and code == 0)
+        ok = ok and all(np.isfinite(x).all() for x in written)
+        ok = ok and (code == 0 or (len([l for l in err.splitlines() if l.strip()]) == 1 and not os.path.exists(dout)))
+        check(label, ok, repr((code, out_text[-200:], err.strip())))
+    dup = os.path.join(d, "dup.npy")
+    np.save(dup, np.tile(rng.standard_normal((1, 50)).astype(np.float32), (40, 1)))
+    code, out_text, err = run("project", "--input", dup, "--dimension", "8", "--output", os.path.join(d, "dup-out"),
+                              "--backend", "host", timeout=30)
+    check("project on identical rows ends", code == 0 and "distortion not measured" in out_text, repr((code, err)))
+
+    # Inputs (#56 item 2): directories, pipes and devices refused by name; a corrupt gzip file that
+    # declares 4 GiB refused without taking it (run under a 3 GiB address-space limit); a
+    # truncated file's error names its shape and the memory it needs.
+    in_out = os.path.join(d, "in-out")
+    fifo = os.path.join(d, "pipe.npy")
+    os.mkfifo(fifo)
+    expect_error("directory input", ["rsvd", "--input", d, "--rank", "3", "--output", in_out], "is a directory", status=3)
+    expect_error("pipe input", ["rsvd", "--input", fifo, "--rank", "3", "--output", in_out], "pipe.npy", "a pipe", status=3,
+                 timeout=20)
+    expect_error("device input", ["rsvd", "--input", "/dev/zero", "--rank", "3", "--output", in_out], "/dev/zero",
+                 "a device", status=3, timeout=20)
+    import gzip
+    import resource
+    bomb = os.path.join(d, "bomb.npy.gz")
+    raw = gzip.compress(open(good, "rb").read())
+    open(bomb, "wb").write(raw[:-4] + b"\xff\xff\xff\xff")
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    checks += 1
+    p = subprocess.run([TOOL, "rsvd", "--input", bomb, "--rank", "3", "--output", in_out, "--backend", "host"],
+                       capture_output=True, text=True, timeout=60, preexec_fn=limit_memory)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    ok = p.returncode == 3 and len(lines) == 1 and "bomb.npy.gz" in lines[0] and "alloc" not in lines[0]
+    print(("PASS " if ok else "FAIL ") + "corrupt gzip declaring 4 GiB: exit %d, %r" % (p.returncode, p.stderr.strip()))
+    if not ok:
+        failures.append("corrupt gzip declaring 4 GiB")
+    expect_error("truncated names shape and memory", ["rsvd", "--input", truncated, "--rank", "3", "--output", in_out],
+                 "trunc.npy", "60 x 40", "MiB", status=3)
+
+    # Matrix Market by its specification: duplicates summed, more entries than announced refused,
+    # the field enforced (integer, pattern), a symmetric file's upper triangle refused.
+    def mtx(name, text):
+        path = os.path.join(d, name)
+        open(path, "w").write(text)
+        return path
+
+    dup_mtx = mtx("dup.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1.5\n1 1 2.5\n3 2 -1\n")
+    dup_q = os.path.join(d, "dup-qr")
+    code, out_text, err = run("qr", "--input", dup_mtx, "--output", dup_q, "--backend", "host")
+    if code == 0:
+        q, r = np.load(os.path.join(dup_q, "Q.npy")), np.load(os.path.join(dup_q, "R.npy"))
+        a_back = q.astype(np.float64) @ r
+    check("mtx duplicates summed", code == 0 and abs(abs(a_back[0, 0]) - 4.0) < 1e-5 and abs(a_back[2, 1] + 1) < 1e-5,
+          repr((code, err.strip())))
+    for label, text, needle in [
+            ("mtx more entries than announced",
+             "%%MatrixMarket matrix coordinate real general\n3 2 1\n1 1 1.5\n2 2 2.5\n", "more entries"),
+            ("mtx integer field with a real", "%%MatrixMarket matrix coordinate integer general\n3 2 1\n1 1 1.5\n",
+             "integer"),
+            ("mtx pattern with a value", "%%MatrixMarket matrix coordinate pattern general\n3 2 1\n1 1 1.5\n", "pattern"),
+            ("mtx value missing", "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1\n2 2 1\n", "entry 1 of 2"),
+            ("mtx symmetric upper triangle", "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1.5\n",
+             "lower triangle"),
+            ("mtx array surplus", "%%MatrixMarket matrix array real general\n2 1\n1\n2\n3\n", "more entries")]:
+        path = mtx(label.replace(" ", "-") + ".mtx", text)
+        mtx_out = os.path.join(d, "out-" + label.replace(" ", "-"))
+        expect_error(label, ["qr", "--input", path, "--output", mtx_out, "--backend", "host"], needle, status=3)
+        check(label + ": no output", not os.path.exists(mtx_out))
+    check("no output after input errors", not os.path.exists(in_out))
+
+    # --json FILE (#56 item 6): a machine-readable report, also after an error.
+    import json
+    report = os.path.join(d, "report.json")
+    code, _, err = run("rsvd", "--input", good, "--rank", "3", "--output", os.path.join(d, "json-out"), "--backend", "host",
+                       "--json", report)
+    r = json.load(open(report)) if os.path.exists(report) else {}
+    check("--json report", code == 0 and r.get("status") == 0 and r.get("command") == "rsvd"
+          and r.get("options", {}).get("rank") == 3 and len(r.get("result", {}).get("singular_values", [])) == 3
+          and r.get("input", {}).get("rows") == 60 and sorted(r.get("output", {}).get("files", [])) == ["S.npy", "U.npy", "V.npy"],
+          repr((code, err, r)))
+    os.remove(report) if os.path.exists(report) else None
+    code, _, err = run("qr", "--input", missing, "--output", os.path.join(d, "json-err"), "--json", report)
+    r = json.load(open(report)) if os.path.exists(report) else {}
+    check("--json report after an error", code == 3 and r.get("status") == 3 and "never-read.npy" in r.get("error", ""),
+          repr((code, err, r)))
 
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

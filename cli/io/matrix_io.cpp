@@ -1,6 +1,7 @@
 #include "matrix_io.hpp"
 
 #include <png.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -99,26 +100,69 @@ std::size_t expected_size(const std::string& path) {
   return size;
 }
 
+namespace {
+
+std::string mib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1 << 20));
+  return b;
+}
+
+/// The machine's physical memory in bytes (0 where unknown).
+double physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace
+
 std::string read_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) bad(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) bad(path, "is a directory, not a matrix file");
+  if (!S_ISREG(st.st_mode))
+    bad(path, std::string("is not a regular file (") +
+                  (S_ISFIFO(st.st_mode) ? "a pipe" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISSOCK(st.st_mode) ? "a socket" : "special") +
+                  "): give a file whose size is known");
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files unchanged
   if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
   gzbuffer(f, 1 << 20);
-  // Read straight into the result, sized once from the declared size (one allocation, no copies
-  // while it grows); 16 MiB more at a time where the file holds more than it declared.
+  const bool compressed = gzdirect(f) == 0;
+  // A gzip file's trailer is not trusted for its size: deflate expands at most 1032:1, so that
+  // bounds what a file of this size can hold; the machine's memory bounds it too.
+  const double file_bytes = static_cast<double>(st.st_size);
+  const double bound = compressed ? 1032.0 * file_bytes + 65536.0 : file_bytes;
+  const double memory = physical_memory();
+  const std::size_t declared = expected_size(path);
+  const double wanted = compressed ? std::min(static_cast<double>(declared), bound) : file_bytes;
+  if (memory > 0 && wanted > memory) {
+    gzclose(f);
+    bad(path, "needs " + mib(wanted) + " to read, more than this machine's memory (" + mib(memory) + ")");
+  }
+  // Read straight into the result, sized once from the (bounded) declared size; 16 MiB more at a
+  // time where the file holds more than it declared, never past the bound.
   constexpr std::size_t kChunk = std::size_t(1) << 24, kMostPerRead = std::size_t(1) << 30;
-  std::string out(expected_size(path) + 1, '\0');
+  std::string out(static_cast<std::size_t>(wanted) + 1, '\0');
   std::size_t used = 0;
   int n;
   do {
-    if (used == out.size()) out.resize(used + kChunk);
+    if (used == out.size()) {
+      if (static_cast<double>(used) > bound || (memory > 0 && static_cast<double>(used + kChunk) > memory)) {
+        gzclose(f);
+        bad(path, compressed ? "decompresses to more than a valid gzip file of its size can hold (corrupt)"
+                             : "holds more than its size announced");
+      }
+      out.resize(used + kChunk);
+    }
     n = gzread(f, &out[used], static_cast<unsigned>(std::min(out.size() - used, kMostPerRead)));
     if (n > 0) used += static_cast<std::size_t>(n);
   } while (n > 0);
   out.resize(used);
   int err = 0;
   const char* msg = gzerror(f, &err);
+  const std::string text = msg ? msg : "unknown";
   gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_BUF_ERROR)) bad(path, std::string("read error: ") + (msg ? msg : "unknown"));
+  if (n < 0 || (err != Z_OK && err != Z_BUF_ERROR)) bad(path, "read error: " + text);
   return out;
 }
 
@@ -153,7 +197,9 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name) {
   const std::int64_t count = checked_elements(m.rows, m.cols, name);
   const std::size_t data_at = offset + header_len;
   if ((bytes.size() - data_at) / item < static_cast<std::size_t>(count))
-    bad(name, "truncated data: " + std::to_string(count) + " elements expected");
+    bad(name, "truncated data: " + std::to_string(count) + " elements expected (shape " + std::to_string(m.rows) + " x " +
+                  std::to_string(m.cols) + ", " + descr + ": " + std::to_string(static_cast<double>(count) * item / (1 << 20)) +
+                  " MiB; the file holds " + std::to_string(bytes.size() - data_at) + " bytes of data)");
   m.data.resize(static_cast<std::size_t>(count));
   const char* p = bytes.data() + data_at;
   for (std::int64_t e = 0; e < count; ++e) {
@@ -203,29 +249,56 @@ DenseMatrix parse_mtx(const std::string& bytes, const std::string& name) {
   m.data.assign(static_cast<std::size_t>(count), 0.0f);
   const bool sym = symmetry != "general";
   const float mirror = symmetry == "skew-symmetric" ? -1.0f : 1.0f;
+  const bool skew = symmetry == "skew-symmetric";
   if (sym && rows != cols) bad(name, "a symmetric matrix must be square");
-  auto set = [&](std::int64_t i, std::int64_t j, double v) {
-    m.data[static_cast<std::size_t>(i + j * rows)] = static_cast<float>(v);
-    if (sym && i != j) m.data[static_cast<std::size_t>(j + i * rows)] = mirror * static_cast<float>(v);
+  // Coordinate entries that repeat a position are summed (the format's convention); an integer
+  // field holds integers; a pattern field holds no values.
+  auto add = [&](std::int64_t i, std::int64_t j, double v) {
+    m.data[static_cast<std::size_t>(i + j * rows)] += static_cast<float>(v);
+    if (sym && i != j) m.data[static_cast<std::size_t>(j + i * rows)] += mirror * static_cast<float>(v);
   };
-  if (count == 0) {
-    // nothing to read
-  } else if (format == "array") {
+  auto value = [&](const std::string& token, const std::string& where) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = field == "integer" ? static_cast<double>(std::strtoll(token.c_str(), &end, 10)) : std::strtod(token.c_str(), &end);
+    if (token.empty() || *end != '\0' || errno == ERANGE)
+      bad(name, where + ": '" + token + "' is not " + (field == "integer" ? "an integer" : "a real number"));
+    return v;
+  };
+  std::int64_t read = 0;
+  std::string token;
+  if (format == "array") {
+    const std::int64_t expected = !sym ? count : skew ? rows * (rows - 1) / 2 : rows * (rows + 1) / 2;
     for (std::int64_t j = 0; j < cols; ++j)
-      for (std::int64_t i = sym ? j : 0; i < rows; ++i) {
-        double v;
-        if (!(in >> v)) bad(name, "truncated data: expected more array entries");
-        set(i, j, v);
+      for (std::int64_t i = !sym ? 0 : skew ? j + 1 : j; i < rows; ++i) {
+        if (!(in >> token)) bad(name, "truncated data: " + std::to_string(read) + " of " + std::to_string(expected) + " array entries");
+        add(i, j, value(token, "array entry " + std::to_string(read + 1)));
+        ++read;
       }
   } else {
-    for (std::int64_t e = 0; e < nnz; ++e) {
-      std::int64_t i, j;
-      double v = 1.0;
-      if (!(in >> i >> j) || (field != "pattern" && !(in >> v))) bad(name, "truncated data: entry " + std::to_string(e + 1) + " of " + std::to_string(nnz));
-      if (i < 1 || i > rows || j < 1 || j > cols) bad(name, "entry " + std::to_string(e + 1) + " index out of range");
-      set(i - 1, j - 1, v);
+    std::int64_t e = 0;
+    while (e < nnz && std::getline(in, line)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '%') continue;
+      std::istringstream entry(line);
+      std::string ti, tj, tv, extra;
+      entry >> ti >> tj;
+      const bool has_value = static_cast<bool>(entry >> tv);
+      const std::string where = "entry " + std::to_string(e + 1) + " of " + std::to_string(nnz);
+      if (field == "pattern" ? has_value : !has_value || (entry >> extra))
+        bad(name, where + ": '" + line + "' must hold " + (field == "pattern" ? "a row and a column only" : "a row, a column and one value"));
+      const auto i = std::strtoll(ti.c_str(), nullptr, 10), j = std::strtoll(tj.c_str(), nullptr, 10);
+      if (ti.find_first_not_of("0123456789") != std::string::npos || tj.find_first_not_of("0123456789") != std::string::npos ||
+          i < 1 || i > rows || j < 1 || j > cols)
+        bad(name, where + " index out of range");
+      if (sym && (skew ? i <= j : i < j))
+        bad(name, where + " lies above the diagonal (or on it, skew-symmetric): a " + symmetry + " file stores the lower triangle only");
+      add(i - 1, j - 1, field == "pattern" ? 1.0 : value(tv, where));
+      ++e;
     }
+    if (e < nnz) bad(name, "truncated data: entry " + std::to_string(e + 1) + " of " + std::to_string(nnz) + " missing");
   }
+  while (in >> token)
+    if (token[0] != '%') bad(name, "holds more entries than its size line announces");
   m.source_type = "Matrix Market " + format + " " + field + " " + symmetry;
   return m;
 }

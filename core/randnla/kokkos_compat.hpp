@@ -39,6 +39,20 @@ void trsm(const Exec& exec, const char* side, const char* uplo, const char* tran
   typename BV::execution_space().fence();
 }
 
+/// Kokkos' initialisation settings with its start-up warnings (e.g. on OMP_PROC_BIND) shown or not:
+/// Kokkos::InitArguments in 3.x, Kokkos::InitializationSettings from 4.0; both start a ScopeGuard.
+#if KOKKOS_VERSION >= 40000
+inline Kokkos::InitializationSettings init_settings(bool warnings) {
+  return Kokkos::InitializationSettings().set_disable_warnings(!warnings);
+}
+#else
+inline Kokkos::InitArguments init_settings(bool warnings) {
+  Kokkos::InitArguments args;
+  args.disable_warnings = !warnings;
+  return args;
+}
+#endif
+
 /// The CUDA device ordinal and stream of an execution-space instance: its own for Kokkos::Cuda;
 /// -1 and none for the others.
 template <class Exec>
