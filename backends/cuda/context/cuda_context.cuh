@@ -119,19 +119,15 @@ class CudaContext : public virtual DeviceContext {
     RANDNLA_CUDA(cudaEventRecord(event, stream()));
     return mark;
   }
+  /// Waits for `later` (and so for `earlier`, queued before it on this stream) before reading the
+  /// time: reading it first returned cudaErrorNotReady for marks still in the queue, 26 API errors
+  /// under compute-sanitizer's memcheck in test_gpu (perf_tests/results/sanitizers.md).
   double milliseconds_between(const std::shared_ptr<void>& earlier, const std::shared_ptr<void>& later) override {
     const DeviceScope scope(device_);
     const auto first = static_cast<cudaEvent_t>(earlier.get()), second = static_cast<cudaEvent_t>(later.get());
+    RANDNLA_CUDA(cudaEventSynchronize(second));
     float ms = 0.0f;
-    // Most marks are read after the work has run: a wait for an event already reached took longer
-    // than reading the time (about 1.7 us against 0.2 us in CUPTI traces, each phase of each call).
-    cudaError_t status = cudaEventElapsedTime(&ms, first, second);
-    if (status == cudaErrorNotReady) {
-      cudaGetLastError();  // not an error: cleared, so that no later check reports it
-      RANDNLA_CUDA(cudaEventSynchronize(second));
-      status = cudaEventElapsedTime(&ms, first, second);
-    }
-    RANDNLA_CUDA(status);
+    RANDNLA_CUDA(cudaEventElapsedTime(&ms, first, second));
     return ms;
   }
 
