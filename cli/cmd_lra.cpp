@@ -13,9 +13,9 @@ namespace randnla {
 namespace cli {
 namespace {
 
-std::vector<LraProducts> products_list(const std::string& text) {
-  std::vector<LraProducts> list;
-  for (const auto& item : split_list(text)) list.push_back(parse_enum<LraProducts>(item, "--products"));
+std::vector<ProductPrecision> products_list(const std::string& text) {
+  std::vector<ProductPrecision> list;
+  for (const auto& item : split_list(text)) list.push_back(parse_enum<ProductPrecision>(item, "--products"));
   require(!list.empty(), "--products", "''", "names at least one variant");
   return list;
 }
@@ -42,7 +42,8 @@ int run_lra(int argc, char** argv) {
       .required("rank")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: Omega has k + p columns")
       .text("products", "fp32,tf32,fp16,fp16-once,fp16-all,split",
-            "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | auto",
+            "comma-separated variants: fp32 | tf32 | fp16 (32|32) | fp16-once (16|32) | fp16-all (16|16) | split | "
+            "split-fp16 | split-tf32 | auto",
             [](const std::string& v) { products_list(v); })
       .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of the sketch (cholqr: FP64 Gram)")
       .integer("refinements", 1, 0, 1000, "refinement steps for the refined rows")
@@ -73,7 +74,7 @@ int run_lra(int argc, char** argv) {
               static_cast<long long>(opt.oversampling), refinements, to_string(opt.refinement));
   std::printf("%-9s %-8s %10s %12s %6s %10s\n", "products", "refined", "ms", "rel. error", "steps", "peak MiB");
   LraResult first;
-  for (LraProducts p : variants)
+  for (const ProductPrecision& p : variants)
     for (int steps : {0, refinements}) {
       opt.products = p;
       opt.refinements = steps;

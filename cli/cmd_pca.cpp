@@ -61,11 +61,11 @@ int run_pca(int argc, char** argv) {
             "components.npy, singular_values.npy, components.png and singular_values.png into --output.",
             "randnla pca --rank 16 --exact on --output pca-out");
   const RsvdOptions lib;
+  products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
   o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
       .integer("rank,k", 16, 1, kMaxRank, "k, the number of principal components")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
       .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q: power iterations")
-      .choice("sketch", lib.sketch, "the sketch's product precision")
       .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of the sketch")
       .text("image-shape", std::nullopt, "HxW, pixels, of a sample for the component images (default: square)",
             [](const std::string& v) {
@@ -110,7 +110,7 @@ int run_pca(int argc, char** argv) {
   opt.oversampling = o.integer("oversampling");
   opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-  opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+  opt.products = products_of(o);
   opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
   opt.error_probes = 0;  // the exact relative error is printed below

@@ -23,13 +23,13 @@ int run_rsvd(int argc, char** argv) {
             "randnla rsvd --input a.npy --rank 10 --power-iterations 2 --output rsvd-out");
   const RsvdOptions lib;
   const FixedAccuracyOptions fixed;
+  products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
   o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
       .required("input")
       .integer("rank,k", std::nullopt, 1, kMaxRank, "k, the rank of the approximation (or give --tolerance)")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
       .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations,
                "q: power iterations (A A^T)^q A (0 for the fastest, least accurate)")
-      .choice("sketch", lib.sketch, "the sketch's product precision")
       .choice("sketch-operator", lib.sketch_operator, "Omega (sparse-sign: very sparse, never stored; --rank only)")
       .choice("orthonormalizer", lib.orthonormalizer,
               "orthonormaliser of the sketch (auto: cholqr passes until orthonormal to FP32; --rank only)")
@@ -58,7 +58,7 @@ int run_rsvd(int argc, char** argv) {
     opt.oversampling = o.integer("oversampling");
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-    opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+    opt.products = products_of(o);
     opt.sketch_operator = parse_enum<SketchOperator>(o.text("sketch-operator"), "--sketch-operator");
     opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
     opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
@@ -72,7 +72,7 @@ int run_rsvd(int argc, char** argv) {
     opt.block_size = o.integer("block-size");
     opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
-    opt.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+    opt.products = products_of(o);
     opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
     r = rsvd_fixed_accuracy(*backend, a, opt);
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));

@@ -53,11 +53,11 @@ int run_tucker(int argc, char** argv) {
   auto list_check = [](const char* option) {
     return [option](const std::string& v) { integer_list(v, option); };
   };
+  products_option(o, lib.products, "the sketches' and the core's products' precision");
   o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
       .text("shape", "28,28", "the extents the columns of each row are split into (first fastest)", list_check("--shape"))
       .text("ranks", "64,16,16", "J_1,...,J_N: the core's size, the samples' mode first", list_check("--ranks"))
       .choice("variant", lib.variant, "the RP-HOSVD variant")
-      .choice("sketch", lib.sketch, "the sketches' product precision")
       .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of each mode's sketch")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: each mode is sketched with J_i + p columns, then truncated")
       .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q per mode (two-pass and sequential)");
@@ -83,7 +83,7 @@ int run_tucker(int argc, char** argv) {
               std::to_string(columns) + ")");
   TuckerOptions t;
   t.variant = parse_enum<TuckerVariant>(o.text("variant"), "--variant");
-  t.sketch = parse_enum<SketchPrecision>(o.text("sketch"), "--sketch");
+  t.products = products_of(o);
   t.oversampling = o.integer("oversampling");
   t.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   t.power_iterations = static_cast<int>(o.integer("power-iterations"));

@@ -54,6 +54,13 @@ std::string& report_path();
 /// Writes the report to report_path() (through a temporary file and a rename), if one was given.
 void write_report(int status, const std::string& message);
 
+/// --products, the products' precision: one of ProductPrecision's presets, the same names in every
+/// command (default `fallback`); fp16-once and fp16-all, which keep A rounded to FP16, only where
+/// `rounds_once` (lra). Checked when the command line is parsed.
+Options& products_option(Options& o, ProductPrecision fallback, const std::string& help, bool rounds_once = false);
+/// The precision --products names.
+ProductPrecision products_of(const Options& o);
+
 /// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
 std::unique_ptr<Backend> open_backend(const Options& o);
 

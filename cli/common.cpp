@@ -77,6 +77,19 @@ int parse_command(Options& o, int argc, char** argv, const std::string& default_
   return -1;
 }
 
+Options& products_option(Options& o, ProductPrecision fallback, const std::string& help, bool rounds_once) {
+  std::string list;
+  for (const auto& e : names_of(ProductPrecision{}))
+    if (rounds_once || !e.value.rounded_once) list += std::string(list.empty() ? "" : " | ") + e.name;
+  return o.text("products", std::string(to_string(fallback)), help + " (" + list + ")", [rounds_once](const std::string& v) {
+    const ProductPrecision p = parse_enum<ProductPrecision>(v, "--products");
+    if (!rounds_once && p.rounded_once)
+      throw UsageError("--products", v, "keeps A rounded to FP16 once, which only the lra command does");
+  });
+}
+
+ProductPrecision products_of(const Options& o) { return parse_enum<ProductPrecision>(o.text("products"), "--products"); }
+
 std::unique_ptr<Backend> open_backend(const Options& o) {
   auto b = make_backend(parse_enum<BackendKind>(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
   std::printf("backend: %s\n", b->description().c_str());

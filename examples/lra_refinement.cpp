@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     const Matrix a = rank_k_matrix(m, n, k);
     const Kokkos::DefaultExecutionSpace exec;
     randnla::LraOptions options;
-    options.products = randnla::LraProducts::FP16Once;
+    options.products = randnla::ProductPrecision::fp16_once();
     double errors[3];
     const char* names[3] = {"unrefined", "residual-refined", "subspace-refined"};
     for (int run = 0; run < 3; ++run) {

@@ -97,7 +97,7 @@ double lra_error(Backend& b, MatrixView<const float> a, const LraResult& r, doub
 
 struct LraVariant {
   const char* name;
-  LraProducts products;
+  ProductPrecision products;
   Orthonormalizer orthonormalizer;
   int refinements;
   bool recompress;
@@ -106,24 +106,24 @@ struct LraVariant {
 
 void lra_figure(Backend& b, const std::vector<index_t>& ranks, index_t size) {
   const std::vector<LraVariant> variants = {
-      {"fp32+hh (baseline)", LraProducts::FP32, Orthonormalizer::Householder, 0, false},
-      {"tf32+hh (cuBLAS)", LraProducts::TF32, Orthonormalizer::Householder, 0, false},
-      {"fp32", LraProducts::FP32, Orthonormalizer::CholeskyQR, 0, false},
-      {"tf32", LraProducts::TF32, Orthonormalizer::CholeskyQR, 0, false},
-      {"fp16 (32|32)", LraProducts::FP16, Orthonormalizer::CholeskyQR, 0, false},
-      {"fp16-once (16|32)", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 0, false},
-      {"fp16-all (16|16)", LraProducts::FP16All, Orthonormalizer::CholeskyQR, 0, false},
-      {"split", LraProducts::Split, Orthonormalizer::CholeskyQR, 0, false},
-      {"tf32 refined", LraProducts::TF32, Orthonormalizer::CholeskyQR, 1, false},
-      {"fp16 refined", LraProducts::FP16, Orthonormalizer::CholeskyQR, 1, false},
-      {"fp16-once refined", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, false},
-      {"fp16-all refined x2", LraProducts::FP16All, Orthonormalizer::CholeskyQR, 2, false},
-      {"fp16-once refined, rank k", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, true},
-      {"tf32 subspace-refined", LraProducts::TF32, Orthonormalizer::CholeskyQR, 1, false, LraRefinement::Subspace},
-      {"fp16-once subspace-refined", LraProducts::FP16Once, Orthonormalizer::CholeskyQR, 1, false,
+      {"fp32+hh (baseline)", ProductPrecision::fp32(), Orthonormalizer::Householder, 0, false},
+      {"tf32+hh (cuBLAS)", ProductPrecision::tf32(), Orthonormalizer::Householder, 0, false},
+      {"fp32", ProductPrecision::fp32(), Orthonormalizer::CholeskyQR, 0, false},
+      {"tf32", ProductPrecision::tf32(), Orthonormalizer::CholeskyQR, 0, false},
+      {"fp16 (32|32)", ProductPrecision::fp16(), Orthonormalizer::CholeskyQR, 0, false},
+      {"fp16-once (16|32)", ProductPrecision::fp16_once(), Orthonormalizer::CholeskyQR, 0, false},
+      {"fp16-all (16|16)", ProductPrecision::fp16_all(), Orthonormalizer::CholeskyQR, 0, false},
+      {"split", ProductPrecision::split_in(TensorCore::Auto), Orthonormalizer::CholeskyQR, 0, false},
+      {"tf32 refined", ProductPrecision::tf32(), Orthonormalizer::CholeskyQR, 1, false},
+      {"fp16 refined", ProductPrecision::fp16(), Orthonormalizer::CholeskyQR, 1, false},
+      {"fp16-once refined", ProductPrecision::fp16_once(), Orthonormalizer::CholeskyQR, 1, false},
+      {"fp16-all refined x2", ProductPrecision::fp16_all(), Orthonormalizer::CholeskyQR, 2, false},
+      {"fp16-once refined, rank k", ProductPrecision::fp16_once(), Orthonormalizer::CholeskyQR, 1, true},
+      {"tf32 subspace-refined", ProductPrecision::tf32(), Orthonormalizer::CholeskyQR, 1, false, LraRefinement::Subspace},
+      {"fp16-once subspace-refined", ProductPrecision::fp16_once(), Orthonormalizer::CholeskyQR, 1, false,
        LraRefinement::Subspace},
-      {"tf32 subspace-refined, auto QR", LraProducts::TF32, Orthonormalizer::Auto, 1, false, LraRefinement::Subspace},
-      {"fp16-once subspace-refined, auto QR", LraProducts::FP16Once, Orthonormalizer::Auto, 1, false,
+      {"tf32 subspace-refined, auto QR", ProductPrecision::tf32(), Orthonormalizer::Auto, 1, false, LraRefinement::Subspace},
+      {"fp16-once subspace-refined, auto QR", ProductPrecision::fp16_once(), Orthonormalizer::Auto, 1, false,
        LraRefinement::Subspace},
   };
   for (index_t k : ranks) {

@@ -114,13 +114,13 @@ int main(int argc, char** argv) {
       std::printf("n=%ld q=%d %-14s total %8.3f ms (A copy %.3f ms excluded)  error %.4e\n", static_cast<long>(n), q,
                   "gesvdr", ms_peer, copy_ms, err_peer);
 #endif
-      for (auto sk : {SketchPrecision::FP32, SketchPrecision::TF32, SketchPrecision::ShgemmFP16,
-                      SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+      for (auto sk : {ProductPrecision::fp32(), ProductPrecision::tf32(), ProductPrecision::split_in(TensorCore::FP16),
+                      ProductPrecision::split_in(TensorCore::TF32), ProductPrecision::automatic()}) {
         RsvdOptions o;
         o.small_svd = small_svd;
         o.oversampling = p;
         o.power_iterations = q;
-        o.sketch = sk;
+        o.products = sk;
         o.error_probes = 0;
         std::vector<RsvdResult> runs;
         for (int r = 0; r < 7; ++r) runs.push_back(rsvd(*b, a, k, o));

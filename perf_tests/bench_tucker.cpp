@@ -30,7 +30,7 @@ OwnedTensor test_tensor(Backend& b, const std::vector<index_t>& dims, index_t ra
   for (int n = 0; n < modes; ++n) cells *= rank;
   OwnedTensor x{Matrix<float>(b, cells, 1, "G"), std::vector<index_t>(modes, rank)};
   b.fill_random(RandomSpec{Distribution::Gaussian, 1, 0}, x.storage.view());
-  Products exact(b, SketchPrecision::FP32);
+  Products exact(b, ProductPrecision::fp32());
   for (int n = 0; n < modes; ++n) {
     const index_t r = rank - 8;
     Matrix<float> oa(b, dims[n], r), ob(b, r, rank), m(b, dims[n], rank);
@@ -45,7 +45,7 @@ OwnedTensor test_tensor(Backend& b, const std::vector<index_t>& dims, index_t ra
 struct Variant {
   const char* name;
   TuckerVariant variant;
-  SketchPrecision sketch;
+  ProductPrecision products;
   Orthonormalizer orth;
   std::size_t slab_bytes = TuckerOptions().slab_bytes;
 };
@@ -58,31 +58,31 @@ void run_case(Backend& b, const std::vector<index_t>& dims, index_t rank, const 
   std::printf("\n%s, ranks %ld (multilinear rank %ld), %.2f GiB FP32\n", shape.c_str(), static_cast<long>(rank),
               static_cast<long>(rank - 8), 4.0 * at.size() / (1u << 30));
   const Variant variants[] = {
-      {"fp32 baseline (SGEMM, Householder)", TuckerVariant::TwoPass, SketchPrecision::FP32, Orthonormalizer::Householder},
-      {"two-pass, shgemm-fp16", TuckerVariant::TwoPass, SketchPrecision::ShgemmFP16, Orthonormalizer::Auto},
-      {"two-pass, shgemm-tf32", TuckerVariant::TwoPass, SketchPrecision::ShgemmTF32, Orthonormalizer::Auto},
-      {"two-pass, tf32", TuckerVariant::TwoPass, SketchPrecision::TF32, Orthonormalizer::Auto},
-      {"sequential, fp32", TuckerVariant::SequentiallyTruncated, SketchPrecision::FP32, Orthonormalizer::Householder},
-      {"sequential, shgemm-fp16", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+      {"fp32 baseline (SGEMM, Householder)", TuckerVariant::TwoPass, ProductPrecision::fp32(), Orthonormalizer::Householder},
+      {"two-pass, shgemm-fp16", TuckerVariant::TwoPass, ProductPrecision::split_in(TensorCore::FP16), Orthonormalizer::Auto},
+      {"two-pass, shgemm-tf32", TuckerVariant::TwoPass, ProductPrecision::split_in(TensorCore::TF32), Orthonormalizer::Auto},
+      {"two-pass, tf32", TuckerVariant::TwoPass, ProductPrecision::tf32(), Orthonormalizer::Auto},
+      {"sequential, fp32", TuckerVariant::SequentiallyTruncated, ProductPrecision::fp32(), Orthonormalizer::Householder},
+      {"sequential, shgemm-fp16", TuckerVariant::SequentiallyTruncated, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::Auto},
       // The same with the other orthonormalisers: their share of the time (N small tall QRs).
-      {"sequential, shgemm-fp16, Householder", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+      {"sequential, shgemm-fp16, Householder", TuckerVariant::SequentiallyTruncated, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::Householder},
-      {"sequential, shgemm-fp16, CholeskyQR2", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+      {"sequential, shgemm-fp16, CholeskyQR2", TuckerVariant::SequentiallyTruncated, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::CholeskyQR2},
-      {"sequential, shgemm-fp16, TSQR", TuckerVariant::SequentiallyTruncated, SketchPrecision::ShgemmFP16,
+      {"sequential, shgemm-fp16, TSQR", TuckerVariant::SequentiallyTruncated, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::Tsqr},
-      {"single-pass, shgemm-fp16", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16, Orthonormalizer::Auto},
-      {"single-pass, shgemm-fp16, 1 GiB slabs", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16,
+      {"single-pass, shgemm-fp16", TuckerVariant::SinglePass, ProductPrecision::split_in(TensorCore::FP16), Orthonormalizer::Auto},
+      {"single-pass, shgemm-fp16, 1 GiB slabs", TuckerVariant::SinglePass, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::Auto, std::size_t{1} << 30},
-      {"single-pass, shgemm-fp16, 64 MiB slabs", TuckerVariant::SinglePass, SketchPrecision::ShgemmFP16,
+      {"single-pass, shgemm-fp16, 64 MiB slabs", TuckerVariant::SinglePass, ProductPrecision::split_in(TensorCore::FP16),
        Orthonormalizer::Auto, std::size_t{64} << 20},
   };
   double baseline = 0;
   for (const Variant& v : variants) {
     if (std::string(v.name).find(only) == std::string::npos) continue;
     TuckerOptions o;
-    o.variant = v.variant, o.sketch = v.sketch, o.orthonormalizer = v.orth, o.slab_bytes = v.slab_bytes;
+    o.variant = v.variant, o.products = v.products, o.orthonormalizer = v.orth, o.slab_bytes = v.slab_bytes;
     TuckerResult r;
     const double ms = randnla::median_ms(b, [&] { r = rp_hosvd(b, at, std::vector<index_t>(dims.size(), rank), o); }, 3, 1);
     if (baseline == 0) baseline = ms;

@@ -107,7 +107,7 @@ TEST(KokkosApi, PortableAndTensorCoreBackendsAgreeOnKokkosCuda) {
   const DeviceMatrix m = spectrum_matrix(500, 300, sigma, host);
   for (const auto& b : {portable, tensor}) {
     RsvdOptions o;
-    o.sketch = SketchPrecision::ShgemmFP16;
+    o.products = ProductPrecision::split_in(TensorCore::FP16);
     const RsvdResult r = rsvd(*b, view_of(m), 16, o);
     const double err = test::lowrank_relative_error(host.cview(), test::to_host(*b, r.U).cview(),
                                                     test::to_host(*b, r.S).cview(), test::to_host(*b, r.V).cview());

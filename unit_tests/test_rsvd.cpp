@@ -73,17 +73,17 @@ TEST(Rsvd, Fp16SketchMatchesFp32SketchOnThePapersMatrices) {
       RsvdOptions o;
       o.seed = seed;
       o.power_iterations = 1;
-      o.sketch = SketchPrecision::FP32;
+      o.products = ProductPrecision::fp32();
       const double e32 = rsvd_error(*b, t, k, o);
       EXPECT_LE(e32, 1.5 * optimum + 1e-6) << t.name;
-      for (auto s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
-        o.sketch = s;
+      for (auto s : {ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::split_in(TensorCore::TF32), ProductPrecision::automatic()}) {
+        o.products = s;
         RsvdReport rep;
         const double e = rsvd_error(*b, t, k, o, &rep);
         EXPECT_LE(e, 1.1 * e32 + 1e-6) << t.name << " " << to_string(s) << " seed " << seed;
-        if (s == SketchPrecision::ShgemmFP16 && t.name == "A_Cauchy")
+        if (s == ProductPrecision::split_in(TensorCore::FP16) && t.name == "A_Cauchy")
           EXPECT_NE(rep.sketch_kernel.find("fp16"), std::string::npos) << rep.sketch_kernel;  // scaled into range
-        if (s == SketchPrecision::Auto)  // no Tensor Cores here: the emulated split products would be slower
+        if (s == ProductPrecision::automatic())  // no Tensor Cores here: the emulated split products would be slower
           EXPECT_EQ(rep.sketch_kernel.find("sgemm fp32"), 0u) << rep.sketch_kernel;
       }
     }
@@ -97,7 +97,7 @@ TEST(Rsvd, SparseSignSketchMatchesTheGaussianOne) {
   auto b = test::portable_backends().front().second;
   for (const TestMatrix& t : {exp_matrix(), poly_matrix()}) {
     RsvdOptions o;
-    o.sketch = SketchPrecision::FP32;
+    o.products = ProductPrecision::fp32();
     const double gaussian = rsvd_error(*b, t, k, o);
     o.sketch_operator = SketchOperator::SparseSign;
     RsvdReport rep;
@@ -167,6 +167,31 @@ TEST(Rsvd, FixedAccuracyStopsAtTheRankTheToleranceNeeds) {
   }
 }
 
+// One vocabulary: every preset's name parses back to it; Auto is decided once and the report says why.
+TEST(Rsvd, ProductPrecisionPresetsAndAutoAreOneVocabulary) {
+  for (const auto& preset : names_of(ProductPrecision{}))
+    EXPECT_TRUE(parse_enum<ProductPrecision>(preset.name, "products") == preset.value) << preset.name;
+  EXPECT_TRUE(parse_enum<ProductPrecision>("split-fp16", "products") == ProductPrecision::split_in(TensorCore::FP16));
+  EXPECT_THROW(parse_enum<ProductPrecision>("shgemm-fp16", "products"), InvalidArgument);
+  auto b = make_backend(BackendKind::Host);
+  const auto a = test::random_matrix(60, 40, test::Elements::Normal, 3);
+  const RsvdResult r = rsvd(*b, a.cview(), 5);
+  EXPECT_NE(r.report.sketch_kernel.find("sgemm fp32"), std::string::npos) << r.report.sketch_kernel;
+  EXPECT_NE(r.report.sketch_kernel.find("no Tensor Cores"), std::string::npos) << r.report.sketch_kernel;
+  // A rounded once is the LRA's: refused by name elsewhere, not run as something else.
+  for (const ProductPrecision& once : {ProductPrecision::fp16_once(), ProductPrecision::fp16_all()}) {
+    RsvdOptions o;
+    o.products = once;
+    try {
+      rsvd(*b, a.cview(), 5, o);
+      ADD_FAILURE() << to_string(once) << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("products"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(to_string(once)), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Rsvd, BadInputThrows) {
   auto b = make_backend(BackendKind::Host);
   auto a = test::random_matrix(50, 40, test::Elements::Normal, 1);
@@ -184,9 +209,9 @@ TEST(Rsvd, BadInputThrows) {
   }
   // The non-finite check reads the sketch: an Inf must make its row of Y non-finite, in every precision.
   a(3, 4) = -INFINITY;
-  for (auto sk : {SketchPrecision::FP32, SketchPrecision::ShgemmFP16, SketchPrecision::Auto}) {
+  for (auto sk : {ProductPrecision::fp32(), ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::automatic()}) {
     RsvdOptions so;
-    so.sketch = sk;
+    so.products = sk;
     try {
       rsvd(*b, a.cview(), 5, so);
       ADD_FAILURE() << "Inf accepted with sketch " << to_string(sk);

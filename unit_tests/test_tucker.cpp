@@ -51,10 +51,10 @@ double reference_error(Backend& b, const Input& a, const TuckerResult& t) {
   return std::sqrt(num / den);
 }
 
-TuckerOptions with(TuckerVariant v, SketchPrecision s = SketchPrecision::FP32) {
+TuckerOptions with(TuckerVariant v, ProductPrecision s = ProductPrecision::fp32()) {
   TuckerOptions o;
   o.variant = v;
-  o.sketch = s;
+  o.products = s;
   return o;
 }
 
@@ -114,8 +114,8 @@ TEST(Tucker, NoisyTensorErrorNearTheNoiseAndShgemmWithinTenPercentOfFp32) {
       o.power_iterations = v == TuckerVariant::SinglePass ? 0 : 1;
       const double fp32 = reference_error(*b, a, rp_hosvd(*b, a.tensor, c.ranks, o));
       EXPECT_LT(fp32, (v == TuckerVariant::SinglePass ? 4.0 : 1.5) * floor);
-      for (SketchPrecision s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32}) {
-        o.sketch = s;
+      for (ProductPrecision s : {ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::split_in(TensorCore::TF32)}) {
+        o.products = s;
         EXPECT_LT(reference_error(*b, a, rp_hosvd(*b, a.tensor, c.ranks, o)), 1.1 * fp32) << to_string(s);
       }
     }

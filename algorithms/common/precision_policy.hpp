@@ -6,33 +6,10 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "randnla/enum_names.hpp"
+#include "common/options.hpp"
 #include "randnla/random_operator.hpp"
 
 namespace randnla {
-
-enum class SketchPrecision {
-  FP32,        ///< Omega in FP32, SGEMM everywhere: the reference
-  TF32,        ///< Omega in FP32, TF32 Tensor Core GEMM everywhere (faster, visibly less accurate)
-  ShgemmFP16,  ///< Omega in FP16, SHGEMM on FP16 Tensor Cores; other products TCEC halfhalf
-  ShgemmTF32,  ///< Omega in FP16, SHGEMM on TF32 Tensor Cores; other products TCEC tf32tf32
-  Auto         ///< with Tensor Cores: Omega in FP16, SHGEMM/TCEC choosing FP16 or TF32 from A's
-               ///< exponents; without (Capabilities::tensor_cores): FP32, since the split products
-               ///< are only emulated there, several times slower than SGEMM
-};
-
-inline const EnumNames<SketchPrecision>& names_of(SketchPrecision) {
-  static const EnumNames<SketchPrecision> names{{SketchPrecision::FP32, "fp32"},
-                                                {SketchPrecision::TF32, "tf32"},
-                                                {SketchPrecision::ShgemmFP16, "shgemm-fp16"},
-                                                {SketchPrecision::ShgemmTF32, "shgemm-tf32"},
-                                                {SketchPrecision::Auto, "auto"}};
-  return names;
-}
-
-/// The product precision a sketch precision names: FP32 and TF32 as they are, SHGEMM-FP16/TF32 the
-/// split products in that format, Auto the backend's Auto (Split with Tensor Cores, else FP32).
-ProductPrecision product_precision(SketchPrecision s);
 
 /// A random operator stored for the products of one run: FP16 where they are split (SHGEMM), else
 /// FP32 (one of the two matrices is empty).
@@ -48,7 +25,8 @@ struct StoredOperator {
 /// stored in FP16 where the products are split (SHGEMM), else in FP32.
 class Products {
  public:
-  Products(Backend& b, SketchPrecision requested);
+  /// Resolves `requested` once (ProductOps::resolve): the products and Omega's storage follow the result.
+  Products(Backend& b, ProductPrecision requested);
 
   /// Y := A * Omega (Omega n x l, stored for the product only, in FP16 for split products);
   /// names the kernel that ran in *kernel when non-null, and why Auto chose it.
@@ -95,9 +73,11 @@ class Products {
  private:
   void times_reported(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
                       MatrixView<float> c, ProductReport* report);
-  static std::string kernel_name(const ProductReport& report, bool fp16_omega, TensorCore split);
+  static std::string kernel_name(const ProductReport& report, bool fp16_omega, TensorCore split, const std::string& why);
 
   Backend& b_;
+  std::string why_;  ///< why Auto resolved as it did; empty when nothing was Auto (before precision_,
+                     ///< which the constructor resolves into it)
   ProductPrecision precision_;
   bool fp16_omega_;
 };

@@ -92,7 +92,7 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
-  Products prod(b, o.sketch);
+  Products prod(b, o.products);
   RowDistributedOperator op(prod, comm, a, res.distribution);
   RangeFinder range(op, &clock, rep.orthonormalizers);
   // The same Omega as rsvd() draws, on every rank: no communication.
@@ -166,7 +166,7 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
   const double norm2 = squared_norm(b, comm, a);
-  Products prod(b, o.sketch);
+  Products prod(b, o.products);
   RowDistributedOperator op(prod, comm, a, res.distribution);
   RangeFinder range(op, &clock, rep.orthonormalizers);
   Matrix<float> q(b, m, max_rank, "Q_i"), bt(b, n, max_rank, "B^T");

@@ -14,24 +14,37 @@
 namespace randnla {
 namespace {
 
-ProductPrecision precision_of(LraProducts p) {
-  switch (p) {
-    case LraProducts::FP32: return ProductPrecision::fp32();
-    case LraProducts::TF32: return ProductPrecision::tf32();
-    case LraProducts::FP16:
-    case LraProducts::FP16Once:
-    case LraProducts::FP16All: return ProductPrecision::fp16();
-    case LraProducts::Split: return ProductPrecision::split_in(TensorCore::Auto);
-    case LraProducts::Auto: break;
+/// The precision of each FP32 product: fp16-once and fp16-all round A once (rounds_once) and take
+/// FP32 products of the rest as fp16 does.
+ProductPrecision per_product(ProductPrecision p) { return {p.mode, p.split}; }
+
+/// fp16-all implies fp16-once, which implies fp16: the combinations the presets name.
+void require_lra_products(const ProductPrecision& p) {
+  const bool consistent = (!p.fp16_sums || p.rounded_once) && (!p.rounded_once || p.mode == ProductMode::FP16);
+  require(consistent, "products", to_string(p), "rounds A once only in FP16 (fp16-once), with FP16 sums only so (fp16-all)");
+}
+
+/// Auto decided once for the whole run, and said in `described` with why: subspace steps leave the
+/// sketch nothing to be accurate about, so there it is the fastest sketch that takes A's whole
+/// range (TF32 on Tensor Cores; measured against Split's on the H100: bench_lra.md); otherwise the
+/// product family's Auto (ProductOps::resolve).
+ProductPrecision resolved_products(Backend& b, ProductPrecision p, bool subspace_steps, std::string& described) {
+  if (p.mode != ProductMode::Auto) return described = to_string(p), p;
+  if (subspace_steps && b.capabilities().tensor_cores) {
+    described = "tf32 (auto: subspace refinement recomputes the span, so the fastest full-range sketch)";
+    return ProductPrecision::tf32();
   }
-  return ProductPrecision::automatic();
+  ProductReport why;
+  const ProductPrecision r = b.resolve(p, &why);
+  described = std::string(to_string(r)) + " (" + (why.why.empty() ? "auto: Tensor Cores" : why.why) + ")";
+  return r;
 }
 
 /// What every randLRA step shares.
 struct Run {
   Backend& b;
   const LraOptions& o;
-  ProductPrecision precision;
+  ProductPrecision precision;  ///< per_product(o.products), Auto resolved
   LraReport& report;
   Stopwatch& clock;
 };
@@ -72,7 +85,7 @@ Matrix<fp16> checked_half_of(Backend& b, MatrixView<const float> a, int exponent
 /// op(A16) op(B16) into c: FP32 sums, or with 16|16 FP16 sums and an FP16 C widened to c, refused
 /// where a partial sum overflowed FP16 (no Inf is passed on as a result).
 void half_product(Run& r, Op ta, MatrixView<const fp16> a16, MatrixView<const fp16> b16, MatrixView<float> c) {
-  if (r.o.products != LraProducts::FP16All) return r.b.product(ta, Op::N, 1.0f, a16, b16, 0.0f, c);
+  if (!r.o.products.fp16_sums) return r.b.product(ta, Op::N, 1.0f, a16, b16, 0.0f, c);
   Matrix<fp16> c16(r.b, c.rows(), c.cols(), "C16");
   r.b.product(ta, Op::N, 1.0f, a16, b16, 0.0f, c16.view());
   r.b.convert(c16, c);
@@ -85,7 +98,7 @@ void half_product(Run& r, Op ta, MatrixView<const fp16> a16, MatrixView<const fp
 /// have about unit norm and B's FP16 partial sums stay near A's row norms (the basis of range(B)
 /// does not depend on Omega's scale); unscaled otherwise.
 Matrix<fp16> half_omega(Run& r, const RandomOperator& omega, index_t n) {
-  if (r.o.products != LraProducts::FP16All) return omega.materialize<fp16>(r.b);
+  if (!r.o.products.fp16_sums) return omega.materialize<fp16>(r.b);
   Matrix<float> w = omega.materialize<float>(r.b);
   r.b.scale(std::ldexp(1.0f, -static_cast<int>(std::ceil(0.5 * std::log2(static_cast<double>(n))))), w.view());
   return half_of(r.b, w);
@@ -93,12 +106,12 @@ Matrix<fp16> half_omega(Run& r, const RandomOperator& omega, index_t n) {
 
 /// The products run split (SHGEMM / TCEC): asked for, or Auto on a backend with Tensor Cores.
 bool runs_split(const Run& r) {
-  return r.o.products == LraProducts::Split || (r.o.products == LraProducts::Auto && r.b.capabilities().tensor_cores);
+  return r.precision.mode == ProductMode::Split;
 }
 
 /// 16|32 and 16|16: A rounded to FP16 once, for both products.
 bool rounds_once(const Run& r) {
-  return r.o.products == LraProducts::FP16Once || r.o.products == LraProducts::FP16All;
+  return r.o.products.rounded_once;
 }
 
 /// A as Algorithm 1 multiplies it: in the products' precision, with A rounded to FP16 once
@@ -325,11 +338,11 @@ void recompress(Run& r, MatrixView<const float> x, MatrixView<const float> y, in
 /// over E that measures it).
 int residual_scale(Run& r, MatrixView<const float> e) {
   int s = 0;
-  if (r.o.products == LraProducts::FP16 || r.o.products == LraProducts::FP16Once) {
-    s = kFp16TargetExponent - largest_exponent(r.b, e);
-  } else if (r.o.products == LraProducts::FP16All) {
+  if (r.o.products.fp16_sums) {
     const double norm = r.b.frobenius_norm(e);
     s = norm > 0 ? kFp16TargetExponent - static_cast<int>(std::ceil(std::log2(norm))) : 0;
+  } else if (r.o.products.mode == ProductMode::FP16) {
+    s = kFp16TargetExponent - largest_exponent(r.b, e);
   }
   return std::clamp(s, -126, 127);
 }
@@ -387,18 +400,15 @@ LraResult randomized_lra(Backend& b, MatrixView<const float> a, index_t k, const
     require_shape(o.residual_buffer, m, n, "residual_buffer");
     require_space(o.residual_buffer, b.memory_space(), "residual_buffer");
   }
-  if (o.products == LraProducts::FP16) require_fp16_range(b.exponent_histogram(a));
+  require_lra_products(o.products);
+  if (o.products == ProductPrecision::fp16()) require_fp16_range(b.exponent_histogram(a));
   const bool subspace_steps = subspace && o.refinements > 0;
-  // Auto with subspace steps: they leave the sketch nothing to be accurate about, so the fastest
-  // sketch that takes A's whole range (TF32; measured against Split's on the H100: bench_lra.md).
-  LraOptions run_options = o;
-  if (subspace_steps && o.products == LraProducts::Auto && b.capabilities().tensor_cores)
-    run_options.products = LraProducts::TF32;
   LraResult res;
   res.report.backend = b.description();
-  res.report.products = to_string(run_options.products);
+  LraOptions run_options = o;
+  run_options.products = resolved_products(b, o.products, subspace_steps, res.report.products);
   Stopwatch clock(b, &res.report.phases, o.progress);
-  Run run{b, run_options, precision_of(run_options.products), res.report, clock};
+  Run run{b, run_options, per_product(run_options.products), res.report, clock};
 
   const RngState state{o.seed, 0};
   const MatrixAllocator outputs = out ? out : backend_matrices(b);

@@ -10,38 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/options.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 
 namespace randnla {
-
-/// The precision of randLRA's two products B = A Omega and Y = A^T Q (the paper's GEMM variants).
-enum class LraProducts {
-  FP32,      ///< SGEMM: the paper's fp32 baseline
-  TF32,      ///< TF32 Tensor Cores (cuBLAS); operands rounded to TF32 elsewhere
-  FP16,      ///< "tgemm 32|32": FP32 operands rounded to FP16 inside each product, FP32 sums and C
-             ///< (TF32 instead where an operand exceeds FP16's range: the product family's rule)
-  FP16Once,  ///< "16|32": A rounded to FP16 once and used by both products (Omega and Q in FP16
-             ///< too), FP16 Tensor Cores with FP32 sums and C; A's FP16 copy costs m n 2 bytes
-  FP16All,   ///< "16|16": as 16|32, with FP16 sums and C too (cuBLAS FP16 compute on the GPU); Omega
-             ///< scaled by a power of two near 1/sqrt(n) so that partial sums stay near A's row norms;
-             ///< refused (InvalidArgument) where a partial sum still overflows FP16
-  Split,     ///< A split into two FP16 (or TF32) terms, FP32 accuracy: SHGEMM with Omega in FP16 for
-             ///< A Omega, TCEC for A^T Q
-  Auto       ///< Split where the backend has Tensor Cores, FP32 elsewhere; the sketch of subspace
-             ///< refinement in TF32 there (LraRefinement::Subspace)
-};
-
-/// The names of LraProducts' values as the command-line tool spells them ("fp32", "fp16-once", ...).
-inline const EnumNames<LraProducts>& names_of(LraProducts) {
-  static const EnumNames<LraProducts> names{{LraProducts::FP32, "fp32"}, {LraProducts::TF32, "tf32"},
-                                            {LraProducts::FP16, "fp16"}, {LraProducts::FP16Once, "fp16-once"},
-                                            {LraProducts::FP16All, "fp16-all"},
-                                            {LraProducts::Split, "split"},
-                                            {LraProducts::Auto, "auto"}};
-  return names;
-}
 
 /// How refinement steps improve randLRA's factors.
 enum class LraRefinement {
@@ -66,11 +40,18 @@ inline const EnumNames<LraRefinement>& names_of(LraRefinement) {
   return names;
 }
 
-/// Options of the randomized LRA, randomized_lra(); every field has a default.
-struct LraOptions {
-  index_t oversampling = 0;   ///< p: Omega has k + p columns (the paper's runs use p = 0)
-  std::uint64_t seed = 42;    ///< Omega's Philox seed (same Omega on host and device)
-  LraProducts products = LraProducts::Auto;  ///< the precision of B = A Omega and Y = A^T Q
+/// Options of the randomized LRA, randomized_lra(); every field has a default (oversampling 0;
+/// seed and progress as CommonOptions documents them).
+/// `products` (the precision of B = A Omega and Y = A^T Q, the paper's GEMM variants): fp32 (SGEMM,
+/// the paper's baseline); tf32; fp16 ("tgemm 32|32": operands rounded to FP16 inside each product,
+/// FP32 sums; TF32 where an operand exceeds FP16's range); fp16-once ("16|32": A rounded to FP16
+/// once for both products, Omega and Q in FP16 too; costs m n 2 bytes); fp16-all ("16|16": with
+/// FP16 sums and C too, Omega scaled by a power of two near 1/sqrt(n) so that partial sums stay
+/// near A's row norms; InvalidArgument where one still overflows FP16); split (SHGEMM with Omega in
+/// FP16 for A Omega, TCEC for A^T Q: FP32 accuracy); auto (split with Tensor Cores, fp32 without;
+/// with subspace refinement, tf32 on Tensor Cores). The report says which ran and why.
+struct LraOptions : FixedRankOptions {
+  LraOptions() : FixedRankOptions(0) {}
   /// CholeskyQR factors its Gram matrix in FP64 (the paper's dcholQR, Algorithm 3); Auto adds
   /// passes while the basis is not orthonormal to FP32 precision and falls back to Householder.
   Orthonormalizer orthonormalizer = Orthonormalizer::CholeskyQR;
@@ -86,7 +67,6 @@ struct LraOptions {
   /// empty (the default): allocated per call. A itself may be passed, to save that memory: A is
   /// then overwritten (its contents on return unspecified). Subspace refinement needs none.
   MatrixView<float> residual_buffer;
-  Progress progress;          ///< called after each phase with its name and milliseconds
 };
 
 /// What ran and how long each phase took (milliseconds, the device synchronised at each phase).
@@ -94,8 +74,8 @@ struct LraOptions {
 /// truncation to rank k too).
 struct LraReport {
   std::string backend;                        ///< the backend that ran, e.g. the GPU's name or "host"
-  std::string products;                       ///< the products asked for, e.g. "fp16" (Auto with
-                                              ///< subspace refinement: the sketch's, "tf32" or "auto")
+  std::string products;                       ///< the products that ran, e.g. "fp16", Auto's choice
+                                              ///< with its reason, "split (auto: Tensor Cores)"
   std::vector<std::string> orthonormalizers;  ///< the method each orthonormalisation used
   /// ||A - X Y^T||_F / ||A||_F of the factors before each residual refinement step (and after the
   /// last one when a tolerance is given)

@@ -83,7 +83,7 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
-  Products prod(b, o.sketch);
+  Products prod(b, o.products);
   const std::unique_ptr<DenseOperator> op = sketched_operator(prod, a, o);
   RangeFinder range(*op, &clock, rep.orthonormalizers);
   const index_t l = sketch_columns(k, o.oversampling);
@@ -123,7 +123,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   const double norm_a = require_finite_norm(b, a);
   clock.lap("input check");
 
-  Products prod(b, o.sketch);
+  Products prod(b, o.products);
   DenseOperator op(prod, a, /*checked=*/true);
   RangeFinder range(op, &clock, rep.orthonormalizers);
   Matrix<float> q(b, m, max_rank, "Q"), bm(b, max_rank, n, "B");

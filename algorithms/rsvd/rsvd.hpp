@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/options.hpp"
 #include "common/precision_policy.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
@@ -44,17 +45,14 @@ inline const EnumNames<SketchOperator>& names_of(SketchOperator) {
   return names;
 }
 
-/// Options of the fixed-rank randomized SVD, rsvd(); every field has a default.
-struct RsvdOptions {
-  index_t oversampling = 10;        ///< p: the sketch has l = k + p columns
+/// Options of the fixed-rank randomized SVD, rsvd(); every field has a default (oversampling 10;
+/// seed, products and progress as CommonOptions documents them).
+struct RsvdOptions : FixedRankOptions {
+  RsvdOptions() : FixedRankOptions(10) {}
   /// q: Y = (A A^T)^q A Omega, re-orthonormalised between products. The default 2 gives singular
   /// values of real data (scikit-learn's digits, Fashion-MNIST) to about 0.1%, where q = 0 is off by up to 16%
   /// on the digits; torch.svd_lowrank also defaults to 2, scikit-learn to 4 or 7.
   int power_iterations = 2;
-  std::uint64_t seed = 42;          ///< Omega's Philox seed (same Omega on host and device)
-  /// The products' precision (SketchPrecision): Auto, with Tensor Cores, Omega in FP16 and
-  /// SHGEMM/TCEC on FP16 or TF32 Tensor Cores chosen from A's exponents; without, FP32 GEMM.
-  SketchPrecision sketch = SketchPrecision::Auto;
   SketchOperator sketch_operator = SketchOperator::Gaussian;  ///< Omega: dense Gaussian or very sparse sign
   /// Every basis; with Auto, the bases between two products of a power iteration get one
   /// CholeskyQR pass (they only carry the span to the next product) and the basis Q of B = Q^T A
@@ -62,7 +60,6 @@ struct RsvdOptions {
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
   SmallSvd small_svd = SmallSvd::Auto;  ///< the SVD of B = Q^T A (l x n)
   int error_probes = 16;            ///< Gaussian probes of the residual estimate; 0 skips it
-  Progress progress;                ///< called after each phase with its name and milliseconds
 };
 
 /// What ran and how long each phase took (milliseconds, wall clock with the device synchronised).
@@ -96,16 +93,14 @@ struct RsvdResult {
 RsvdResult rsvd(Backend& backend, MatrixView<const float> a, index_t k, const RsvdOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
 
-/// Options of the fixed-accuracy randomized SVD, rsvd_fixed_accuracy(); every field has a default.
-struct FixedAccuracyOptions {
+/// Options of the fixed-accuracy randomized SVD, rsvd_fixed_accuracy(); every field has a default
+/// (seed, products and progress as CommonOptions documents them).
+struct FixedAccuracyOptions : CommonOptions {
   double tolerance = 1e-2;          ///< stop when ||A - Q Q^T A||_F <= tolerance * ||A||_F, in (0, 1)
   index_t block_size = 32;          ///< columns added to Q per step
   index_t max_rank = -1;            ///< -1: min(m, n)
   int power_iterations = 0;         ///< per block; the blocks' own growth already refines the basis
-  std::uint64_t seed = 42;          ///< the blocks' Philox seed (same blocks on host and device)
-  SketchPrecision sketch = SketchPrecision::Auto;  ///< the products' precision, as RsvdOptions::sketch
   SmallSvd small_svd = SmallSvd::Auto;  ///< the SVD of B = Q^T A, as RsvdOptions::small_svd
-  Progress progress;                ///< called after each phase with its name and milliseconds
 };
 
 /// Fixed-accuracy randomized SVD: a blocked range finder grows Q block by block until the

@@ -52,7 +52,7 @@ struct Run {
   std::function<std::string()> sketch_kernel;  // the first sketch's, named at the end (no wait on the way)
 
   Run(Backend& backend, const TuckerOptions& options, TuckerReport& report, bool queue)
-      : b(backend), o(options), prod(backend, options.sketch), rep(report),
+      : b(backend), o(options), prod(backend, options.products), rep(report),
         clock(backend, &report.phases, options.progress), queued(queue) {}
 
   /// Queued (its verdict read by `held`, returning "") or at once, returning the method that ran.
@@ -240,7 +240,7 @@ OwnedTensor single_pass(Run& run, const PackedTensor& a, const std::vector<index
 /// U_i^T, Q_i := Q_i U_i.
 OwnedTensor truncate(Run& run, OwnedTensor x, const std::vector<index_t>& ranks, std::vector<Matrix<float>>& q) {
   Backend& b = run.b;
-  Products exact(b, SketchPrecision::FP32);
+  Products exact(b, ProductPrecision::fp32());
   for (int n = 0; n < static_cast<int>(ranks.size()); ++n) {
     const MatrixView<const float> x0 = x.view().matrix(1);
     const index_t l = x0.rows();
@@ -306,7 +306,7 @@ TuckerResult rp_hosvd(Backend& b, const PackedTensor& a, const std::vector<index
 }
 
 Matrix<float> tucker_reconstruct(Backend& b, const TuckerResult& t) {
-  Products exact(b, SketchPrecision::FP32);
+  Products exact(b, ProductPrecision::fp32());
   OwnedTensor x{Matrix<float>(std::shared_ptr<void>(), t.core.view()), t.core_extents};
   for (const Matrix<float>& q : t.factors) x = contract_first_mode(b, exact, x.view(), q, Op::T);
   return std::move(x.storage);

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/options.hpp"
 #include "common/precision_policy.hpp"
 #include "orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
@@ -40,16 +41,15 @@ inline const EnumNames<TuckerVariant>& names_of(TuckerVariant) {
   return names;
 }
 
-/// Options of the random-projection HOSVD, rp_hosvd(); every field has a default.
-struct TuckerOptions {
+/// Options of the random-projection HOSVD, rp_hosvd(); every field has a default (oversampling 0;
+/// seed, products and progress as CommonOptions documents them: products are the sketches' and the
+/// core's). With oversampling p, mode i is sketched with l_i = min(J_i + p, I_i, the product of the
+/// other extents) columns and the l_1 x ... x l_N core is truncated to J_1 x ... x J_N by an HOSVD
+/// of its own (FP64 Gram matrices); p = 0: Q_i has J_i columns, as in the papers' RP-HOSVD.
+struct TuckerOptions : FixedRankOptions {
+  TuckerOptions() : FixedRankOptions(0) {}
   TuckerVariant variant = TuckerVariant::TwoPass;  ///< how the modes are sketched and the core formed
-  /// p: mode i is sketched with l_i = min(J_i + p, I_i) columns and the l_1 x ... x l_N core is
-  /// truncated to J_1 x ... x J_N by an HOSVD of its own (FP64 Gram matrices). 0: Q_i has J_i
-  /// columns, as in the papers' RP-HOSVD.
-  index_t oversampling = 0;  ///< p: l_i = min(J_i + p, I_i, the product of the other extents) columns per mode
   int power_iterations = 0;  ///< q per mode: W_i = (A_(i) A_(i)^T)^q A_(i) Omega_(i)
-  std::uint64_t seed = 42;   ///< Philox seed of every Omega_(i) (and Phi_i): same on host and device
-  SketchPrecision sketch = SketchPrecision::Auto;  ///< the sketches' and the core's products, as in RSVD
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;  ///< Q_i = qr(W_i)
   /// SinglePass: columns of Phi_i, s_i = min(core_sketch_factor l_i + 1, I_i); Sun et al. take 2.
   index_t core_sketch_factor = 2;
@@ -59,7 +59,6 @@ struct TuckerOptions {
   /// where A is in device memory (H100: 11.8 ms at 1024^3, rank 64, against 13.1 ms in 1 GiB slabs
   /// and 46 ms in 64 MiB ones; perf_tests/results/bench_tucker.md).
   std::size_t slab_bytes = 0;
-  Progress progress;  ///< called after each phase with its name and milliseconds
 };
 
 /// Phases (milliseconds of the device's queue, marked without waiting where the backend can):

@@ -102,7 +102,7 @@ TEST(Gpu, TwoBackendsOnTwoStreamsFromTwoThreadsGiveTheResultsOfOne) {
     auto b = make_backend(BackendKind::Cuda);
     const Matrix<float> da = test::to_backend(*b, a);
     RsvdOptions o;
-    o.sketch = SketchPrecision::ShgemmFP16;
+    o.products = ProductPrecision::split_in(TensorCore::FP16);
     const RsvdResult r = rsvd(*b, da, k, o);
     u = test::to_host(*b, r.U);
     s = test::to_host(*b, r.S);

@@ -25,9 +25,9 @@ TEST(Gpu, RsvdOnDeviceMatchesHost) {
   for (int i = 0; i < 256; ++i) sigma[i] = std::pow(1e-6, i / 255.0);
   const auto a = test::matrix_with_spectrum(4096, 4096, sigma, 2);
   auto da = test::to_backend(*dev, a);
-  for (auto s : {SketchPrecision::FP32, SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+  for (auto s : {ProductPrecision::fp32(), ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::split_in(TensorCore::TF32), ProductPrecision::automatic()}) {
     RsvdOptions o;
-    o.sketch = s;
+    o.products = s;
     o.power_iterations = 1;
     auto rd = rsvd(*dev, da, 64, o);
     auto rh = rsvd(*host, a.cview(), 64, o);
@@ -73,9 +73,9 @@ TEST(Gpu, RsvdRejectsNonFiniteInputThroughEveryKernel) {
     for (float bad : {INFINITY, -INFINITY, NAN}) {
       a(123, 456) = bad;
       auto da = test::to_backend(*dev, a);
-      for (auto sk : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
+      for (auto sk : {ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::split_in(TensorCore::TF32), ProductPrecision::automatic()}) {
         RsvdOptions o;
-        o.sketch = sk;
+        o.products = sk;
         try {
           rsvd(*dev, da, 8, o);
           ADD_FAILURE() << bad << " accepted by " << kernel << " " << to_string(sk);

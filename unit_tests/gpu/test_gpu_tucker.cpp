@@ -41,7 +41,7 @@ TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
       TuckerOptions o;
       o.variant = v;
       o.oversampling = 4;
-      o.sketch = SketchPrecision::FP32;
+      o.products = ProductPrecision::fp32();
       const TuckerResult hr = rp_hosvd(*host, on_host, c.ranks, o), dr = rp_hosvd(*dev, on_dev, c.ranks, o);
       const test::HostMatrix<float> xh = test::to_host(*host, tucker_reconstruct(*host, hr));
       const test::HostMatrix<float> xd = test::to_host(*dev, tucker_reconstruct(*dev, dr));
@@ -53,12 +53,12 @@ TEST(Gpu, TuckerMatchesHostAndShgemmKeepsFp32Error) {
       // units of 2^-24 (the error is relative to ||A||) where the error itself is that small.
       const double fp32 = tucker_relative_error(*dev, on_dev, dr);
       EXPECT_NEAR(fp32, tucker_relative_error(*host, on_host, hr), 1e-3 * fp32 + 0x1p-22);
-      for (SketchPrecision s : {SketchPrecision::ShgemmFP16, SketchPrecision::ShgemmTF32, SketchPrecision::Auto}) {
-        o.sketch = s;
+      for (ProductPrecision s : {ProductPrecision::split_in(TensorCore::FP16), ProductPrecision::split_in(TensorCore::TF32), ProductPrecision::automatic()}) {
+        o.products = s;
         const TuckerResult r = rp_hosvd(*dev, on_dev, c.ranks, o);
         EXPECT_LT(tucker_relative_error(*dev, on_dev, r), 1.1 * fp32) << to_string(s);
         // Named at the end of the run, from the first sketch's plan on the device.
-        EXPECT_EQ(r.report.sketch_kernel, s == SketchPrecision::ShgemmTF32 ? "shgemm tf32-TC" : "shgemm fp16-TC");
+        EXPECT_EQ(r.report.sketch_kernel, s == ProductPrecision::split_in(TensorCore::TF32) ? "shgemm tf32-TC" : "shgemm fp16-TC");
       }
     }
   }

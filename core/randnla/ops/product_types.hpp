@@ -56,17 +56,48 @@ inline const EnumNames<ProductMode>& names_of(ProductMode) {
 }
 
 /// The one descriptor of a product's precision: the mode and, for Split, the Tensor Core format of
-/// the split operands (TensorCore::Auto chooses FP16 or TF32 from the operands' exponents).
+/// the split operands (TensorCore::Auto chooses FP16 or TF32 from the operands' exponents). Every
+/// algorithm's options name their products' precision with it; the named presets below are the
+/// values the command-line tool and the reports spell (names_of).
 struct ProductPrecision {
   ProductMode mode = ProductMode::Auto;
   TensorCore split = TensorCore::Auto;
+  /// FP16 only: an operand that an algorithm uses in several products (A in a low-rank
+  /// approximation) is rounded to FP16 once and kept (2 bytes an element), not inside each product;
+  /// the products' values are the same. The seed's "16|32" GEMM variant (Baboulin et al. 2024).
+  bool rounded_once = false;
+  /// FP16 rounded once only: the sums and the results in FP16 too (cuBLAS FP16 compute), the
+  /// seed's "16|16" variant. Only the FP16 x FP16 -> FP16 product takes it.
+  bool fp16_sums = false;
 
   static ProductPrecision fp32() { return {ProductMode::FP32, TensorCore::Auto}; }
   static ProductPrecision tf32() { return {ProductMode::TF32, TensorCore::Auto}; }
   static ProductPrecision fp16() { return {ProductMode::FP16, TensorCore::Auto}; }
+  static ProductPrecision fp16_once() { return {ProductMode::FP16, TensorCore::Auto, true}; }
+  static ProductPrecision fp16_all() { return {ProductMode::FP16, TensorCore::Auto, true, true}; }
+  /// Split products in `format`; with an FP16 second operand (a sketch Omega stored in FP16), SHGEMM.
   static ProductPrecision split_in(TensorCore format) { return {ProductMode::Split, format}; }
   static ProductPrecision automatic() { return {}; }
+
+  bool operator==(const ProductPrecision& o) const {
+    return mode == o.mode && split == o.split && rounded_once == o.rounded_once && fp16_sums == o.fp16_sums;
+  }
+  bool operator!=(const ProductPrecision& o) const { return !(*this == o); }
 };
+
+/// The presets' names, as the command-line tool's --products and the reports spell them.
+inline const EnumNames<ProductPrecision>& names_of(ProductPrecision) {
+  static const EnumNames<ProductPrecision> names{{ProductPrecision::fp32(), "fp32"},
+                                                 {ProductPrecision::tf32(), "tf32"},
+                                                 {ProductPrecision::fp16(), "fp16"},
+                                                 {ProductPrecision::fp16_once(), "fp16-once"},
+                                                 {ProductPrecision::fp16_all(), "fp16-all"},
+                                                 {ProductPrecision::split_in(TensorCore::Auto), "split"},
+                                                 {ProductPrecision::split_in(TensorCore::FP16), "split-fp16"},
+                                                 {ProductPrecision::split_in(TensorCore::TF32), "split-tf32"},
+                                                 {ProductPrecision::automatic(), "auto"}};
+  return names;
+}
 
 /// How a product actually ran (filled when asked for): the mode after Auto and the fallbacks,
 /// the Tensor Core format of each split operand with its power-of-two scaling, and why.

@@ -97,6 +97,19 @@ class ProductOps : public virtual ConversionOps, public virtual ElementwiseOps, 
     if (!c.empty()) do_product_summed(ta, tb, alpha, a, b, beta, c, resolve(precision));
   }
 
+  /// The one place Auto is decided: Split where capabilities().tensor_cores, FP32 without (the split
+  /// products are only emulated there), with the reason in report->why. Algorithms ask it before
+  /// they choose their operands' storage (an FP16 Omega for SHGEMM), so that what they store and
+  /// what the products run agree. Throws InvalidArgument for fp16_sums, which only the
+  /// FP16 x FP16 -> FP16 product takes.
+  ProductPrecision resolve(ProductPrecision p, ProductReport* report = nullptr) const {
+    require(!p.fp16_sums, "precision", "fp16-all", "FP16 sums are taken only by the FP16 x FP16 -> FP16 product");
+    if (p.mode != ProductMode::Auto) return p;
+    if (capabilities().tensor_cores) return ProductPrecision::split_in(p.split);
+    if (report) report->why = "auto: " + description() + " has no Tensor Cores";
+    return ProductPrecision::fp32();
+  }
+
  protected:
   /// precision.mode is FP32, TF32, FP16 (operands known to fit) or Split.
   virtual void do_product(Op ta, Op tb, float alpha, MatrixView<const float> a, MatrixView<const float> b, float beta,
@@ -142,13 +155,6 @@ class ProductOps : public virtual ConversionOps, public virtual ElementwiseOps, 
                        MatrixView<float> c, const ProductPrecision& precision);
 
  private:
-  /// Auto -> Split with Tensor Cores, FP32 without (the split products are only emulated there).
-  ProductPrecision resolve(ProductPrecision p, ProductReport* report = nullptr) const {
-    if (p.mode != ProductMode::Auto) return p;
-    if (capabilities().tensor_cores) return ProductPrecision::split_in(p.split);
-    if (report) report->why = "auto: " + description() + " has no Tensor Cores";
-    return ProductPrecision::fp32();
-  }
   template <class A, class B, class C>
   void product_checks(Op ta, Op tb, const MatrixView<A>& a, const MatrixView<B>& b, const MatrixView<C>& c) const {
     mine(a, "A"), mine(b, "B"), mine(c, "C");
