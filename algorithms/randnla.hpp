@@ -30,6 +30,7 @@
 #include "tsqr/tsqr.hpp"
 #include "tucker/tucker.hpp"
 #include "orthonormalize/orthonormalize.hpp"
+#include "pca/pca.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "rsvd/rsvd.hpp"
 
@@ -42,6 +43,20 @@ struct RsvdViews {
   Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
   Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
   RsvdReport report;  ///< what ran, the phases' times and the error estimate
+};
+
+/// The principal components of X (m samples x n features) as Kokkos views in MemSpace (FP32,
+/// LayoutLeft), shaped as scikit-learn's PCA attributes (see PcaResult).
+template <class MemSpace>
+struct PcaViews {
+  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> mean;                      ///< n: the column means mu
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> components;               ///< k x n, rows the principal axes
+  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> singular_values;           ///< k, descending
+  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> explained_variance;        ///< k: S_i^2 / (m - 1)
+  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> explained_variance_ratio;  ///< k: against total_variance
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> scores;  ///< m x k, U diag(S); empty unless options.scores
+  double total_variance = 0;  ///< the sum of the n variances, ||X - 1 mu^T||_F^2 / (m - 1)
+  RsvdReport report;          ///< what ran, the phases' times and the relative residual
 };
 
 /// The randomized LRA A ~ X Y^T as Kokkos views in MemSpace (FP32, LayoutLeft).
@@ -164,6 +179,29 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view_of(a, "A"), options, out.allocator()));
+}
+
+/// Principal component analysis of X (m samples x n features, FP32), as pca(Backend&, ...)
+/// documents it (Halko, Martinsson & Tropp 2011, Algorithms 4.4 and 5.1, on X - 1 mu^T centred
+/// implicitly as in torch.pca_lowrank), on `exec`. X is a rank-2 view of float (const or not)
+/// that exec can access; it is read in place, neither copied nor modified.
+/// Throws InvalidArgument for a layout other than column-major, and as pca(Backend&, ...).
+template <class Exec, class XView, class = kokkos_api::IfExecutionSpace<Exec>>
+PcaViews<typename Exec::memory_space> pca(const Exec& exec, const XView& x, index_t k, const PcaOptions& options = {}) {
+  kokkos_api::require_reachable<Exec, XView>();
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  PcaResult r = pca(*backend, view_of(x, "X"), k, options, out.allocator());
+  PcaViews<typename Exec::memory_space> v;
+  v.mean = out.vector(r.mean);
+  v.components = out.view(r.components);
+  v.singular_values = out.vector(r.singular_values);
+  v.explained_variance = out.vector(r.explained_variance);
+  v.explained_variance_ratio = out.vector(r.explained_variance_ratio);
+  v.scores = out.view(r.scores);
+  v.total_variance = r.total_variance;
+  v.report = std::move(r.report);
+  return v;
 }
 
 /// Mixed-precision randomized LRA of A with optional refinement, on the residual with recompression

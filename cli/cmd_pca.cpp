@@ -1,6 +1,7 @@
-// randnla pca: principal components of the rows of a data matrix through RSVD, checked against
-// the exact spectrum (the backend's symmetric eigensolver on the FP64 Gram matrix) where asked or
-// where that costs less than the RSVD; writes the components, their singular values, a PNG grid of
+// randnla pca: principal components of the rows of a data matrix (randnla::pca), checked against
+// the exact spectrum (the backend's symmetric eigensolver on the FP64 Gram matrix of the centred
+// data) where asked or where that costs less than the RSVD; writes scikit-learn-shaped .npy files
+// (components k x n, 1-D singular values, mean, explained variance and its ratio), a PNG grid of
 // the leading components and a PNG plot of the spectrum.
 #include <unistd.h>
 
@@ -11,23 +12,35 @@
 
 #include "commands.hpp"
 #include "plot.hpp"
-#include "rsvd/rsvd.hpp"
+#include "pca/pca.hpp"
 
 namespace randnla {
 namespace cli {
 namespace {
 
-/// Singular values of the centred data X (descending), from the eigenvalues of X^T X in FP64.
+/// Singular values of the centred data X - 1 mu^T (descending), from the eigenvalues of its Gram
+/// matrix X^T X - m mu mu^T, all in FP64 (mu the FP64 column means).
 std::vector<double> exact_singular_values(Backend& b, MatrixView<const float> x) {
-  const index_t n = x.cols();
-  Matrix<double> xd(b, x.rows(), n, "X"), g(b, n, n, "G"), w(b, n, 1, "w");
+  const index_t m = x.rows(), n = x.cols();
+  Matrix<double> xd(b, m, n, "X"), ones(b, m, 1, "1"), mean(b, n, 1, "mu"), g(b, n, n, "G"), w(b, n, 1, "w");
+  const std::vector<double> host_ones(static_cast<std::size_t>(m), 1.0);
+  b.copy(MatrixView<const double>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
   b.convert(x, xd.view());
+  b.product(Op::T, Op::N, 1.0 / static_cast<double>(m), xd, ones, 0.0, mean);
   b.product(Op::T, Op::N, 1.0, xd, xd, 0.0, g);
+  b.product(Op::N, Op::T, -static_cast<double>(m), mean, mean, 1.0, g);
   b.symmetric_eig(g, w);
   std::vector<double> s(static_cast<std::size_t>(n));
   b.copy(w.view(), MatrixView<double>(s.data(), n, 1, n, MemorySpace::Host));
   for (double& v : s) v = std::sqrt(std::max(v, 0.0));
   return s;
+}
+
+/// A backend column (size x 1) on the host.
+std::vector<float> host_column(Backend& b, MatrixView<const float> c) {
+  std::vector<float> h(static_cast<std::size_t>(c.rows()));
+  b.copy(c, MatrixView<float>(h.data(), c.rows(), 1, std::max<index_t>(c.rows(), 1), MemorySpace::Host));
+  return h;
 }
 
 /// Image height and width of a row: --image-shape HxW, else the square root of the columns.
@@ -57,10 +70,12 @@ bool exact_spectrum_wanted(const std::string& choice, index_t m, index_t n, inde
 }  // namespace
 
 int run_pca(int argc, char** argv) {
-  Options o("pca", "Principal components through RSVD; default input Fashion-MNIST (60000 x 784). Writes "
-            "components.npy, singular_values.npy, components.png and singular_values.png into --output.",
+  Options o("pca", "Principal components (randnla::pca); default input Fashion-MNIST (60000 x 784). Writes "
+            "components.npy (k x n), singular_values.npy, mean.npy, explained_variance.npy, "
+            "explained_variance_ratio.npy (scikit-learn's PCA attributes), components.png and singular_values.png "
+            "into --output.",
             "randnla pca --rank 16 --exact on --output pca-out");
-  const RsvdOptions lib;
+  const PcaOptions lib;
   products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
   o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
       .integer("rank,k", 16, 1, kMaxRank, "k, the number of principal components")
@@ -79,7 +94,9 @@ int run_pca(int argc, char** argv) {
             "flops than the RSVD)",
             [](const std::string& v) { require(v == "on" || v == "off" || v == "auto", "--exact", v, "must be on, off or auto"); });
   if (const int status = parse_command(o, argc, argv, "pca-out"); status >= 0) return status;
-  OutputSet out(o.text("output"), {"components.npy", "singular_values.npy", "components.png", "singular_values.png"},
+  OutputSet out(o.text("output"),
+                {"components.npy", "singular_values.npy", "mean.npy", "explained_variance.npy",
+                 "explained_variance_ratio.npy", "components.png", "singular_values.png"},
                 o.has("force"));
   auto b = open_backend(o);
   io::DenseMatrix x = load_matrix(o.text("input"));
@@ -87,36 +104,20 @@ int run_pca(int argc, char** argv) {
   require(k + o.integer("oversampling") <= std::min(m, n), "--rank", k,
           "must have k + oversampling <= min(rows, cols) = " + std::to_string(std::min(m, n)));
   const auto [h, w] = image_shape(o, n);  // checked before anything is computed or written
-  const float unit = x.source_type == "IDX type 0x08" ? 1.0f / 255.0f : 1.0f;  // pixels to [0, 1]
-  double total = 0;  // ||X||_F^2 of the centred X: the total variance, times m
-  for (index_t j = 0; j < n; ++j) {  // centre each feature, one column at a time (it stays in cache)
-    float* column = x.data.data() + j * m;
-    double mean = 0;
-    for (index_t i = 0; i < m; ++i) mean += column[i] * unit;
-    const float shift = static_cast<float>(mean / static_cast<double>(m));
-    double squares = 0;
-    for (index_t i = 0; i < m; ++i) {
-      column[i] = column[i] * unit - shift;
-      squares += static_cast<double>(column[i]) * column[i];
-    }
-    total += squares;
-  }
-  if (!(total > 0))
-    throw InvalidArgument("file", "'" + o.text("input") + "'",
-                          "has every sample equal (zero variance after centring): there is no principal component");
+  const bool pixels = x.source_type == "IDX type 0x08";
   const Matrix<float> a = to_backend(*b, std::move(x));
+  if (pixels) b->scale(1.0f / 255.0f, a.view());  // pixels to [0, 1], as scikit-learn users divide by 255
   Progress progress;
-  RsvdOptions opt;
+  PcaOptions opt;
   opt.oversampling = o.integer("oversampling");
   opt.power_iterations = static_cast<int>(o.integer("power-iterations"));
   opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
   opt.products = products_of(o);
   opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
-  opt.error_probes = 0;  // the exact relative error is printed below
-  const RsvdResult r = rsvd(*b, a, k, opt);
-  require_finite(*b, r.S, "the singular values");
-  require_finite(*b, r.V, "the components");
+  const PcaResult r = pca(*b, a, k, opt);
+  require_finite(*b, r.singular_values, "the singular values");
+  require_finite(*b, r.components, "the components");
   const bool with_exact = exact_spectrum_wanted(o.text("exact"), m, n, k + opt.oversampling, opt.power_iterations);
   std::vector<double> exact;
   if (with_exact) {
@@ -124,46 +125,47 @@ int run_pca(int argc, char** argv) {
     progress("exact spectrum (FP64 Gram eigenvalues)", 0);
   }
 
-  std::vector<float> s(static_cast<std::size_t>(k));
-  b->copy(r.S.view(), MatrixView<float>(s.data(), k, 1, k, MemorySpace::Host));
+  const std::vector<float> s = host_column(*b, r.singular_values), ratio = host_column(*b, r.explained_variance_ratio);
+  const double total = r.total_variance * static_cast<double>(m - 1);  // ||X - 1 mu^T||_F^2
   std::printf("sketch: %s; p = %lld, q = %d; phases: %s\n", r.report.sketch_kernel.c_str(),
               static_cast<long long>(opt.oversampling), opt.power_iterations, r.report.phases.to_string().c_str());
   if (with_exact)
     std::printf("\n  #   sigma exact   sigma rsvd   rel.diff   explained var. (exact / rsvd)   cumulative\n");
   else
     std::printf("\n  #   sigma rsvd   explained var.   cumulative   (exact spectrum: --exact on)\n");
-  report()["result"] = {{"singular_values", s}, {"total_variance", total / static_cast<double>(m)},
-                        {"sketch", r.report.sketch_kernel}};
+  report()["result"] = {{"singular_values", s}, {"explained_variance_ratio", ratio},
+                        {"total_variance", r.total_variance}, {"sketch", r.report.sketch_kernel}};
   if (with_exact) report()["result"]["exact_singular_values"] = exact;
   double cum = 0;
   for (index_t i = 0; i < k; ++i) {
-    const double ev = static_cast<double>(s[i]) * s[i] / total;
-    cum += ev;
+    cum += ratio[i];
     if (with_exact)
       std::printf("%3lld   %11.5f  %11.5f   %8.1e   %8.4f %% / %8.4f %%          %7.3f %%\n",
                   static_cast<long long>(i + 1), exact[i], s[i], std::abs(s[i] - exact[i]) / exact[i],
-                  100 * exact[i] * exact[i] / total, 100 * ev, 100 * cum);
+                  100 * exact[i] * exact[i] / total, 100 * ratio[i], 100 * cum);
     else
-      std::printf("%3lld  %11.5f   %8.4f %%     %7.3f %%\n", static_cast<long long>(i + 1), s[i], 100 * ev, 100 * cum);
+      std::printf("%3lld  %11.5f   %8.4f %%     %7.3f %%\n", static_cast<long long>(i + 1), s[i], 100 * ratio[i], 100 * cum);
   }
+  // U diag(S) V^T = U U^T Xc, an orthogonal projection: ||Xc - U U^T Xc||_F^2 = ||Xc||_F^2 - sum s_i^2.
+  std::printf("\nrelative error ||Xc - U S V^T||_F / ||Xc||_F = %.5e (Xc = X - 1 mu^T; from ||Xc||_F^2 - sum s_i^2)",
+              r.report.relative_error_estimate);
   if (with_exact) {
-    std::printf("\nrelative error ||X - U S V^T||_F / ||X||_F = %.5e (exact)", exact_relative_error(*b, a, r.U, r.S, r.V));
     double tail = 0;
     for (std::size_t i = static_cast<std::size_t>(k); i < exact.size(); ++i) tail += exact[i] * exact[i];
-    std::printf("; optimum (Eckart-Young) %.5e\n", std::sqrt(tail / total));
-  } else {
-    // U diag(S) V^T = U U^T X, an orthogonal projection: ||X - U U^T X||_F^2 = ||X||_F^2 - sum s_i^2.
-    double captured = 0;
-    for (float v : s) captured += static_cast<double>(v) * v;
-    std::printf("\nrelative error ||X - U S V^T||_F / ||X||_F = %.4e (from ||X||_F^2 - sum s_i^2; exact: --exact on)\n",
-                std::sqrt(std::max(total - captured, 0.0) / total));
+    std::printf("; optimum (Eckart-Young) %.5e", std::sqrt(tail / total));
   }
+  std::printf("\n");
 
-  save_npy(*b, r.V, out, "components.npy");
-  save_npy(*b, r.S, out, "singular_values.npy");
+  save_npy(*b, r.components, out, "components.npy");
+  save_npy_vector(*b, r.singular_values, out, "singular_values.npy");
+  save_npy_vector(*b, r.mean, out, "mean.npy");
+  save_npy_vector(*b, r.explained_variance, out, "explained_variance.npy");
+  save_npy_vector(*b, r.explained_variance_ratio, out, "explained_variance_ratio.npy");
   if (h > 0) {
-    std::vector<float> v(static_cast<std::size_t>(n * k));
-    b->copy(r.V.view(), MatrixView<float>(v.data(), n, k, n, MemorySpace::Host));
+    std::vector<float> v(static_cast<std::size_t>(n * k));  // the components as columns, one image each
+    Matrix<float> columns(*b, n, k, "V");
+    b->transpose(r.components, columns.view());
+    b->copy(columns.view(), MatrixView<float>(v.data(), n, k, n, MemorySpace::Host));
     const Picture grid = image_grid(v.data(), h, w, static_cast<int>(k), 4, 4);
     out.write("components.png", io::png_bytes(grid.pixels, grid.width, grid.height, 1));
   }

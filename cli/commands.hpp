@@ -97,6 +97,8 @@ class OutputSet {
 
 /// Writes a backend matrix as FP32 .npy into the set.
 void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name);
+/// Writes a backend column (size x 1) as a 1-D FP32 .npy into the set.
+void save_npy_vector(Backend& b, MatrixView<const float> column, OutputSet& out, const std::string& name);
 /// Refuses an input that is all zero (its SVD is S = 0 with any U, V: nothing to approximate).
 void require_nonzero(const io::DenseMatrix& a, const std::string& path);
 /// Throws NumericalBreakdown when a result holds NaN/Inf (instead of printing or writing it).

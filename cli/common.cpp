@@ -253,12 +253,26 @@ void OutputSet::commit() {
   report()["output"] = {{"directory", dir_}, {"files", written_}};
 }
 
-void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name) {
+namespace {
+
+/// x copied to the host, refused where it holds NaN/Inf.
+std::vector<float> finite_host_copy(Backend& b, MatrixView<const float> x, const std::string& name) {
   std::vector<float> host(static_cast<std::size_t>(x.size()));
   b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
   for (float v : host)
     if (!std::isfinite(v)) throw NumericalBreakdown(name + " holds NaN/Inf: nothing written");
-  out.write(name, io::npy_bytes(host.data(), x.rows(), x.cols()));
+  return host;
+}
+
+}  // namespace
+
+void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name) {
+  out.write(name, io::npy_bytes(finite_host_copy(b, x, name).data(), x.rows(), x.cols()));
+}
+
+void save_npy_vector(Backend& b, MatrixView<const float> column, OutputSet& out, const std::string& name) {
+  require_shape(column, column.rows(), 1, name);
+  out.write(name, io::npy_vector_bytes(finite_host_copy(b, column, name).data(), column.rows()));
 }
 
 void require_nonzero(const io::DenseMatrix& a, const std::string& path) {

@@ -42,7 +42,7 @@ def time_sklearn():
 
 def time_randnla(binary, out):
     t0 = time.perf_counter()
-    text = subprocess.run([binary, "pca", "--backend", "host", "--components", str(COMPONENTS), "--power-iterations",
+    text = subprocess.run([binary, "pca", "--backend", "host", "--rank", str(COMPONENTS), "--power-iterations",
                            str(POWER_ITERATIONS), "--output", out, "--force"], check=True, capture_output=True,
                           text=True).stdout
     wall = (time.perf_counter() - t0) * 1e3

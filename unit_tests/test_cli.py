@@ -262,6 +262,13 @@ with tempfile.TemporaryDirectory() as d:
     code, out_text, _ = run("pca", "-k", "4", "-p", "2", "-q", "1", "--input", good, "--exact", "on",
                             "--output", os.path.join(d, "pca-short"), "--backend", "host")
     check("short options run", code == 0 and "p = 2, q = 1" in out_text, repr((code, out_text[-300:])))
+    # pca writes scikit-learn's shapes: components k x n, the vectors 1-D.
+    short = os.path.join(d, "pca-short")
+    shapes = {f: np.load(os.path.join(short, f)).shape for f in os.listdir(short) if f.endswith(".npy")} if code == 0 else {}
+    n_good = np.load(good).shape[1]
+    check("pca outputs shaped as scikit-learn's", shapes == {
+        "components.npy": (4, n_good), "singular_values.npy": (4,), "mean.npy": (n_good,),
+        "explained_variance.npy": (4,), "explained_variance_ratio.npy": (4,)}, repr(shapes))
 
     # Kokkos' start-up text (#56): with OMP_PROC_BIND unset, an error is one line on stderr (the
     # tool's), whatever Kokkos' build (an OpenMP one warns about OMP_PROC_BIND unless told not to).

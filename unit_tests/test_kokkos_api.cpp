@@ -72,6 +72,37 @@ TEST(KokkosApi, FixedAccuracyAndOrthonormalizeInPlace) {
   EXPECT_LT(test::orthogonality_loss(test::from_kokkos(y).cview()), 1e-5);
 }
 
+TEST(KokkosApi, PcaOfAViewEqualsTheBackendEntryAndLeavesXAsItWas) {
+  const index_t m = 300, n = 80, k = 6;
+  test::HostMatrix<float> before = test::matrix_with_spectrum(m, n, decaying(n), 11);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < m; ++i) before(i, j) += 0.01f * static_cast<float>(j);  // a mean to take out
+  const DeviceMatrix x = test::to_kokkos(before);
+  PcaOptions o;
+  o.scores = true;
+  const auto v = pca(Exec(), Kokkos::View<const float**, Kokkos::LayoutLeft, Space>(x), k, o);
+  static_assert(std::is_same<decltype(v.components)::memory_space, Space>::value, "results live in X's space");
+  ASSERT_EQ(v.components.extent(0), static_cast<std::size_t>(k));
+  ASSERT_EQ(v.components.extent(1), static_cast<std::size_t>(n));
+  ASSERT_EQ(v.mean.extent(0), static_cast<std::size_t>(n));
+  ASSERT_EQ(v.scores.extent(0), static_cast<std::size_t>(m));
+  EXPECT_EQ(test::from_kokkos(x).data, before.data);  // read in place, not centred in place
+
+  auto b = backend_for(Exec());
+  const PcaResult r = pca(*b, view_of(x), k, o);
+  EXPECT_EQ(test::from_kokkos(v.components).data, test::to_host(*b, r.components).data);
+  EXPECT_EQ(test::from_kokkos(v.scores).data, test::to_host(*b, r.scores).data);
+  const auto mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v.mean);
+  const auto ratio = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v.explained_variance_ratio);
+  const std::vector<float> r_ratio = test::to_host(*b, r.explained_variance_ratio).data;
+  for (index_t i = 0; i < k; ++i) EXPECT_EQ(ratio(i), r_ratio[i]) << i;
+  for (index_t j = 0; j < n; ++j) {
+    double sum = 0;
+    for (index_t i = 0; i < m; ++i) sum += before(i, j);
+    EXPECT_NEAR(mean(j), sum / m, 1e-6) << j;  // against the FP64 mean
+  }
+}
+
 TEST(KokkosApi, RowMajorViewsAndBadRanksAreRefused) {
   Kokkos::View<float**, Kokkos::LayoutRight, Space> right("A", 50, 40);
   try {

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "common/checks.hpp"
-#include "common/range_finder.hpp"
 #include "common/residual.hpp"
+#include "rsvd_of_operator.hpp"
 #include "sparse_projection/sparse_sign_projection.hpp"
 #include "svd_through_gram.hpp"
 
@@ -36,11 +36,13 @@ void svd_of_wide(Backend& b, MatrixView<const float> bt, SmallSvd method, Matrix
   b.product(Op::N, Op::N, 1.0f, q2, ur, 0.0f, v, ProductPrecision::fp32());
 }
 
-/// U = Q Uhat(:, 1:k), S = s(1:k), V = V(:, 1:k), made by `outputs`.
+/// U = Q Uhat(:, 1:k) (where form_u), S = s(1:k), V = V(:, 1:k), made by `outputs`.
 void assemble(Backend& b, Products& prod, MatrixView<const float> q, const Matrix<float>& uhat, const Matrix<float>& s,
-              const Matrix<float>& v, index_t k, const MatrixAllocator& outputs, RsvdResult& res) {
-  res.U = outputs(q.rows(), k, "U");
-  prod.gemm(Op::N, Op::N, 1.0f, q, uhat.view().block(0, 0, uhat.rows(), k), 0.0f, res.U);
+              const Matrix<float>& v, index_t k, bool form_u, const MatrixAllocator& outputs, RsvdResult& res) {
+  if (form_u) {
+    res.U = outputs(q.rows(), k, "U");
+    prod.gemm(Op::N, Op::N, 1.0f, q, uhat.view().block(0, 0, uhat.rows(), k), 0.0f, res.U);
+  }
   res.S = outputs(k, 1, "S");
   b.copy(MatrixView<const float>(s.view()).block(0, 0, k, 1), res.S.view());
   res.V = outputs(v.rows(), k, "V");
@@ -75,6 +77,23 @@ std::unique_ptr<DenseOperator> sketched_operator(Products& prod, MatrixView<cons
 
 }  // namespace
 
+void rsvd_of_operator(LinearOperator& a, Products& prod, index_t k, const RangeFinderOptions& range,
+                      SmallSvd small_svd, bool form_u, Stopwatch& clock, const MatrixAllocator& outputs,
+                      RsvdResult& res) {
+  Backend& b = a.backend();
+  RsvdReport& rep = res.report;
+  RangeFinder finder(a, &clock, rep.orthonormalizers);
+  const Matrix<float> q = finder.basis(sketch_columns(k, range.oversampling), range, RngState{range.seed, 0},
+                                       &rep.sketch_kernel);
+  const Matrix<float> bt = a.apply_transpose(q);  // B^T = A^T Q: the orientation the small SVD reads
+  clock.lap("Q^T A");
+  Matrix<float> uhat, s, v;
+  svd_of_wide(b, bt, small_svd, uhat, s, v, rep);
+  clock.lap("small SVD");
+  assemble(b, prod, q, uhat, s, v, k, form_u, outputs, res);
+  if (form_u) clock.lap("U = Q Uhat");
+}
+
 RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();
   require_rank_arguments(m, n, k, o.oversampling, o.power_iterations);
@@ -85,18 +104,8 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   Stopwatch clock(b, &rep.phases, o.progress);
   Products prod(b, o.products);
   const std::unique_ptr<DenseOperator> op = sketched_operator(prod, a, o);
-  RangeFinder range(*op, &clock, rep.orthonormalizers);
-  const index_t l = sketch_columns(k, o.oversampling);
-  Matrix<float> y = range.basis(l, range_options(o), RngState{o.seed, 0}, &rep.sketch_kernel);
-
-  Matrix<float> bt(b, n, l, "Bt");  // B^T = A^T Q: the orientation the small SVD reads
-  prod.gemm(Op::T, Op::N, 1.0f, a, y, 0.0f, bt);
-  clock.lap("Q^T A");
-  Matrix<float> uhat, s, v;
-  svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
-  clock.lap("small SVD");
-  assemble(b, prod, y, uhat, s, v, k, out ? out : backend_matrices(b), res);
-  clock.lap("U = Q Uhat");
+  rsvd_of_operator(*op, prod, k, range_options(o), o.small_svd, /*form_u=*/true, clock,
+                   out ? out : backend_matrices(b), res);
   if (o.error_probes > 0) {
     rep.relative_error_estimate =
         residual_estimate(b, a, res.U, res.S, res.V, o.error_probes, o.seed, b.frobenius_norm(a));
@@ -158,7 +167,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   Matrix<float> uhat, s, v;
   svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
   clock.lap("small SVD");
-  assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank,
+  assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank, /*form_u=*/true,
            out ? out : backend_matrices(b), res);
   clock.lap("U = Q Uhat");
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm_a > 0 ? norm_a : 1.0);

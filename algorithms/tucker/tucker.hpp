@@ -89,7 +89,7 @@ struct TuckerResult {
 /// fastest and packed as a LayoutLeft view is, in the backend's memory; not modified):
 /// A ~ g x_1 Q_1 ... x_N Q_N by random projection (TuckerVariant says which). Ootomo & Yokota,
 /// "Mixed-Precision Random Projection for RandNLA on Tensor Cores", Sec. 5.2: Omega_(i) in FP16
-/// and SHGEMM where options.sketch is Auto (with Tensor Cores) or ShgemmFP16/TF32.
+/// and SHGEMM where options.products is Auto (with Tensor Cores) or split.
 /// Mode products read A in place: the mode-1 and mode-N unfoldings are matrices of A's memory, a
 /// middle mode's sketch is one product whose K runs over A's slices (Backend::product_summed); a
 /// contraction with Q_i^T

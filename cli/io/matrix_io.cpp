@@ -404,9 +404,12 @@ DenseMatrix read_png_gray(const std::string& path) {
   return m;
 }
 
-std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
-  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (" + std::to_string(rows) + ", " +
-                       std::to_string(cols) + "), }";
+namespace {
+
+/// .npy version 1.0 bytes of `count` float32 elements in the order `shape` (e.g. "(3, 4)") and
+/// fortran_order say.
+std::string npy_with_shape(const float* data, std::int64_t count, const std::string& shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': " + shape + ", }";
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
@@ -414,8 +417,18 @@ std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
   const auto len = static_cast<std::uint16_t>(header.size());
   out.append(reinterpret_cast<const char*>(&len), 2);
   out += header;
-  out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(rows * cols) * sizeof(float));
+  out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count) * sizeof(float));
   return out;
+}
+
+}  // namespace
+
+std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
+  return npy_with_shape(data, rows * cols, "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+}
+
+std::string npy_vector_bytes(const float* data, std::int64_t size) {
+  return npy_with_shape(data, size, "(" + std::to_string(size) + ",)");
 }
 
 std::string png_bytes(const std::vector<std::uint8_t>& pixels, int width, int height, int channels) {

@@ -64,6 +64,8 @@ DenseMatrix read_png_gray(const std::string& path);
 
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).
 std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols);
+/// .npy bytes of a float32 vector of `size` elements (shape (size,): scikit-learn's 1-D attributes).
+std::string npy_vector_bytes(const float* data, std::int64_t size);
 /// 8-bit PNG (1 channel gray or 3 channels RGB), rows x cols pixels, row-major.
 std::string png_bytes(const std::vector<std::uint8_t>& pixels, int width, int height, int channels);
 

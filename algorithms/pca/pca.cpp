@@ -1,0 +1,213 @@
+#include "pca.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/checks.hpp"
+#include "common/linear_operator.hpp"
+#include "rsvd/rsvd_of_operator.hpp"
+
+namespace randnla {
+namespace {
+
+/// Xc = X - 1 mu^T (m x n), never formed: each product is X's, in the precision policy's
+/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). X has
+/// been checked (a finite mu holds only where X is finite); its sketch is checked for overflow.
+class CentredOperator final : public LinearOperator {
+ public:
+  /// X (m x n), mu (n x 1) and a column of m ones, all in prod's backend memory.
+  CentredOperator(Products& prod, MatrixView<const float> x, MatrixView<const float> mean,
+                  MatrixView<const float> ones)
+      : LinearOperator(prod.backend()), prod_(prod), x_(x), mean_(mean), ones_(ones) {}
+
+  index_t rows() const override { return x_.rows(); }
+  index_t cols() const override { return x_.cols(); }
+
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    const StoredOperator stored = prod_.store(omega);  // drawn once for both products
+    prod_.times(Op::N, 1.0f, x_, stored, 0.0f, y, kernel);
+    Matrix<float> row(b_, 1, y.cols(), "mu^T Omega");
+    if (stored.is_fp16())
+      b_.product(Op::T, Op::N, 1.0f, mean_, stored.half, 0.0f, row, ProductPrecision::fp32());
+    else
+      b_.product(Op::T, Op::N, 1.0f, mean_, stored.single, 0.0f, row, ProductPrecision::fp32());
+    b_.product(Op::N, Op::N, -1.0f, ones_, row, 1.0f, y, ProductPrecision::fp32());
+  }
+  /// Y := X Z - 1 (mu^T Z).
+  void apply(MatrixView<const float> z, MatrixView<float> y) override {
+    prod_.gemm(Op::N, Op::N, 1.0f, x_, z, 0.0f, y);
+    subtract_outer(ones_, mean_, z, y);
+  }
+  /// X^T Y - mu (1^T Y).
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z(b_, x_.cols(), y.cols(), "Xc^T Y");
+    prod_.gemm(Op::T, Op::N, 1.0f, x_, y, 0.0f, z);
+    subtract_outer(mean_, ones_, y, z);
+    return z;
+  }
+  bool check_sketch(MatrixView<const float> y) override {
+    if (b_.exponent_histogram(y).nonfinite() > 0)
+      throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b_.frobenius_norm(x_)),
+                            "is too large: the sketch (X - 1 mu^T) Omega overflows FP32 (scale X down; its "
+                            "components do not change)");
+    return true;
+  }
+
+ private:
+  /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
+  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
+                      MatrixView<float> c) {
+    Matrix<float> row(b_, 1, bm.cols(), "w^T B");
+    b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
+    b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
+  }
+
+  Products& prod_;
+  MatrixView<const float> x_, mean_, ones_;
+};
+
+std::vector<float> to_host(Backend& b, MatrixView<const float> column) {
+  std::vector<float> h(static_cast<std::size_t>(column.rows()));
+  b.copy(column, MatrixView<float>(h.data(), column.rows(), 1, std::max<index_t>(column.rows(), 1), MemorySpace::Host));
+  return h;
+}
+
+Matrix<float> to_output(Backend& b, const std::vector<float>& h, const MatrixAllocator& outputs, const char* name) {
+  const index_t n = static_cast<index_t>(h.size());
+  Matrix<float> m = outputs(n, 1, name);
+  b.copy(MatrixView<const float>(h.data(), n, 1, std::max<index_t>(n, 1), MemorySpace::Host), m.view());
+  return m;
+}
+
+/// Rows per FP32 partial sum of the mean: each is off by about sqrt(256) = 16 roundings of 2^-24
+/// relative (at most 256), where one FP32 sum of all m rows may be off by m roundings (numpy's
+/// float32 mean over Fashion-MNIST's 60000 rows is off by 9.5e-5); the partial sums are added in FP64.
+constexpr index_t kMeanBlock = 256;
+
+/// mu := X^T 1 / m: one batched FP32 product for the partial sums over blocks of kMeanBlock rows
+/// (the blocks of X read in place), added in FP64. A non-finite X makes mu non-finite (IEEE
+/// products), so X is scanned only then, to say why: non-finite entries, or sums that overflow FP32.
+void column_means(Backend& b, MatrixView<const float> x, MatrixView<const float> ones, MatrixView<float> mean) {
+  const index_t m = x.rows(), n = x.cols(), full = m / kMeanBlock, rest = m % kMeanBlock;
+  const index_t parts = full + (rest > 0 ? 1 : 0);
+  Matrix<float> partial(b, n, parts, "partial sums");
+  const ProductPrecision fp32 = ProductPrecision::fp32();
+  if (full > 0)
+    b.product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{x.block(0, 0, kMeanBlock, n), kMeanBlock, full},
+                              StridedBatch<const float>{ones.block(0, 0, kMeanBlock, 1), 0, full}, 0.0f,
+                              StridedBatch<float>{partial.view().block(0, 0, n, 1), n, full}, fp32);
+  if (rest > 0)
+    b.product(Op::T, Op::N, 1.0f, x.block(full * kMeanBlock, 0, rest, n), ones.block(0, 0, rest, 1), 0.0f,
+              partial.view().block(0, full, n, 1), fp32);
+  Matrix<double> wide(b, n, parts, "partial sums"), ones64(b, parts, 1, "1"), mean64(b, n, 1, "mu");
+  const std::vector<double> host_ones(static_cast<std::size_t>(parts), 1.0);
+  b.copy(MatrixView<const double>(host_ones.data(), parts, 1, parts, MemorySpace::Host), ones64.view());
+  b.convert(partial, wide.view());
+  b.product(Op::N, Op::N, 1.0 / static_cast<double>(m), wide, ones64, 0.0, mean64);
+  b.convert(mean64, mean);
+  if (b.exponent_histogram(mean).nonfinite() == 0) return;
+  const std::int64_t bad = b.exponent_histogram(x).nonfinite();
+  require(bad == 0, "X", std::to_string(bad) + " non-finite entries", "must be finite");
+  throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b.frobenius_norm(x)),
+                        "is too large: its column sums overflow FP32 (scale X down; its components do not change)");
+}
+
+/// ||X - 1 mu^T||_F^2 = ||X||_F^2 - m ||mu||^2 in FP64 sums, refused where it does not exceed the
+/// rounding of m ||mu||^2, 2^-19 m ||mu||^2 (mu off by about 16 roundings of 2^-24, squared).
+double centred_squares(Backend& b, MatrixView<const float> x, const std::vector<float>& mu) {
+  const double m = static_cast<double>(x.rows()), norm = b.frobenius_norm(x);
+  double mu2 = 0;
+  for (float v : mu) mu2 += static_cast<double>(v) * v;
+  const double squares = norm * norm - m * mu2, rounding = std::ldexp(m * mu2, -19);
+  if (!(squares > rounding))
+    throw InvalidArgument("X", "a matrix with ||X||_F^2 - m ||mu||^2 = " + detail::to_text(squares),
+                          squares <= 0 ? "has zero variance: every sample is equal, there is no principal component"
+                                       : "has a variance within the FP32 rounding of its mean (" +
+                                             detail::to_text(rounding) +
+                                             "): its features are constant to FP32 precision (subtract an offset)");
+  return squares;
+}
+
+/// scikit-learn's svd_flip(u_based_decision=False): for each column of V (n x k, a component),
+/// the sign that makes its entry of largest magnitude positive (the first such entry on ties, as
+/// numpy's argmax).
+std::vector<float> component_signs(Backend& b, MatrixView<const float> v) {
+  const index_t n = v.rows(), k = v.cols();
+  std::vector<float> h(static_cast<std::size_t>(n * k)), signs(static_cast<std::size_t>(k));
+  b.copy(v, MatrixView<float>(h.data(), n, k, std::max<index_t>(n, 1), MemorySpace::Host));
+  for (index_t j = 0; j < k; ++j) {
+    const auto column = h.begin() + j * n;
+    const auto largest = std::max_element(column, column + n, [](float a, float c) { return std::abs(a) < std::abs(c); });
+    signs[j] = *largest < 0 ? -1.0f : 1.0f;
+  }
+  return signs;
+}
+
+PcaResult principal_components(Backend& b, MatrixView<const float> x, index_t k, const PcaOptions& o,
+                               const MatrixAllocator& out) {
+  const index_t m = x.rows(), n = x.cols();
+  PcaResult res;
+  RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
+  svd.report.backend = b.description();
+  Stopwatch clock(b, &svd.report.phases, o.progress);
+  Matrix<float> ones(b, m, 1, "1");
+  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
+  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
+  res.mean = out(n, 1, "mean");
+  column_means(b, x, ones, res.mean);
+  const std::vector<float> mu = to_host(b, res.mean);
+  const double squares = centred_squares(b, x, mu);
+  res.total_variance = squares / static_cast<double>(m - 1);
+  clock.lap("mean");
+
+  Products prod(b, o.products);
+  CentredOperator xc(prod, x, res.mean, ones);
+  RangeFinderOptions range;
+  range.oversampling = o.oversampling, range.power_iterations = o.power_iterations;
+  range.orthonormalizer = o.orthonormalizer, range.seed = o.seed;
+  rsvd_of_operator(xc, prod, k, range, o.small_svd, o.scores, clock, out, svd);
+
+  const std::vector<float> s = to_host(b, svd.S), signs = component_signs(b, svd.V);
+  Matrix<float> sign(b, k, 1, "signs");
+  b.copy(MatrixView<const float>(signs.data(), k, 1, k, MemorySpace::Host), sign.view());
+  b.scale_columns(sign, svd.V);
+  res.components = out(k, n, "components");
+  b.transpose(svd.V, res.components);
+  if (o.scores) {  // U diag(S) with the components' signs
+    std::vector<float> scaling(s);
+    for (index_t j = 0; j < k; ++j) scaling[j] *= signs[j];
+    b.copy(MatrixView<const float>(scaling.data(), k, 1, k, MemorySpace::Host), sign.view());
+    b.scale_columns(sign, svd.U);
+    res.scores = std::move(svd.U);
+  }
+  std::vector<float> variance(s.size()), ratio(s.size());
+  double captured = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double s2 = static_cast<double>(s[i]) * s[i];
+    captured += s2;
+    variance[i] = static_cast<float>(s2 / static_cast<double>(m - 1));
+    ratio[i] = static_cast<float>(s2 / squares);
+  }
+  res.singular_values = std::move(svd.S);
+  res.explained_variance = to_output(b, variance, out, "explained_variance");
+  res.explained_variance_ratio = to_output(b, ratio, out, "explained_variance_ratio");
+  svd.report.relative_error_estimate = std::sqrt(std::max(squares - captured, 0.0) / squares);
+  clock.lap("signs");
+  clock.finish();
+  res.report = std::move(svd.report);
+  return res;
+}
+
+}  // namespace
+
+PcaResult pca(Backend& b, MatrixView<const float> x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
+  require(x.rows() >= 2, "X.rows", x.rows(), "must be >= 2: the variances divide by m - 1 (m samples)");
+  require_rank_arguments(x.rows(), x.cols(), k, o.oversampling, o.power_iterations);
+  require_space(x, b.memory_space(), "X");
+  return principal_components(b, x, k, o, out ? out : backend_matrices(b));
+}
+
+}  // namespace randnla
