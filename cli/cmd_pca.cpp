@@ -98,6 +98,7 @@ int run_pca(int argc, char** argv) {
                 {"components.npy", "singular_values.npy", "mean.npy", "explained_variance.npy",
                  "explained_variance_ratio.npy", "components.png", "singular_values.png"},
                 o.has("force"));
+  require_plots("components.png and singular_values.png");
   auto b = open_backend(o);
   io::DenseMatrix x = load_matrix(o.text("input"));
   const index_t m = x.rows, n = x.cols, k = o.integer("rank");
@@ -166,18 +167,24 @@ int run_pca(int argc, char** argv) {
     Matrix<float> columns(*b, n, k, "V");
     b->transpose(r.components, columns.view());
     b->copy(columns.view(), MatrixView<float>(v.data(), n, k, n, MemorySpace::Host));
-    const Picture grid = image_grid(v.data(), h, w, static_cast<int>(k), 4, 4);
-    out.write("components.png", io::png_bytes(grid.pixels, grid.width, grid.height, 1));
+    std::vector<Tile> tiles;
+    for (index_t c = 0; c < k; ++c) {
+      char caption[64];
+      std::snprintf(caption, sizeof caption, "PC %lld: %.2f %%", static_cast<long long>(c + 1), 100.0 * ratio[c]);
+      tiles.push_back({std::vector<float>(v.begin() + c * n, v.begin() + (c + 1) * n), caption});
+    }
+    out.write("components.png", image_grid(tiles, h, w, 4, 180, true));
   }
   std::vector<Series> series{Series{std::vector<double>(s.begin(), s.end()), 220, 40, 40, true, "randomized"}};
   if (with_exact)
     series.insert(series.begin(), Series{std::vector<double>(exact.begin(), exact.begin() + std::min<std::size_t>(
                                                                                               exact.size(), 4 * k)),
                                          40, 80, 200, false, "exact"});
-  const Picture plot = log_plot(series, "singular values", 720, 420);
-  out.write("singular_values.png", io::png_bytes(plot.pixels, plot.width, plot.height, 3));
+  out.write("singular_values.png",
+            log_plot(series, "singular values of the centred data", "component index", "singular value", 720, 420));
   out.commit();
-  std::printf("components.png: the leading %lld components, gray = 0; singular_values.png: log scale, %srandomized red dots\n",
+  std::printf("components.png: the leading %lld components, white = 0, with their explained variance; "
+              "singular_values.png: log scale, %srandomized red circles\n",
               static_cast<long long>(k), with_exact ? "exact blue line, " : "");
   return 0;
 }

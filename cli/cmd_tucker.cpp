@@ -30,16 +30,21 @@ std::vector<index_t> integer_list(const std::string& text, const std::string& op
 }
 
 /// Rows 0 .. count-1 of the images x h x w tensor (originals) over the same rows of the
-/// reconstruction, as a grid of images.
-Picture comparison(const std::vector<float>& a, const std::vector<float>& x, index_t images, int h, int w, int count) {
-  std::vector<float> columns(static_cast<std::size_t>(2 * count * h * w));
-  for (int c = 0; c < count; ++c)
+/// reconstruction, as captioned tiles.
+std::vector<Tile> comparison(const std::vector<float>& a, const std::vector<float>& x, index_t images, int h, int w, int count) {
+  std::vector<Tile> tiles(static_cast<std::size_t>(2 * count));
+  for (int c = 0; c < count; ++c) {
+    Tile& original = tiles[static_cast<std::size_t>(c)];
+    Tile& approximation = tiles[static_cast<std::size_t>(count + c)];
+    original.caption = "sample " + std::to_string(c + 1);
+    approximation.caption = "Tucker " + std::to_string(c + 1);
     for (int p = 0; p < h * w; ++p) {
       const std::size_t at = static_cast<std::size_t>(c + images * p);
-      columns[static_cast<std::size_t>(c * h * w + p)] = a[at];
-      columns[static_cast<std::size_t>((count + c) * h * w + p)] = x[at];
+      original.pixels.push_back(a[at]);
+      approximation.pixels.push_back(x[at]);
     }
-  return image_grid(columns.data(), h, w, 2 * count, count, 3);
+  }
+  return tiles;
 }
 
 }  // namespace
@@ -81,6 +86,7 @@ int run_tucker(int argc, char** argv) {
   require(columns == a.cols(), "--shape", o.text("shape"),
           "must split the " + std::to_string(a.cols()) + " columns of each row (its product is " +
               std::to_string(columns) + ")");
+  if (extents.size() == 3) require_plots("reconstruction.png");
   TuckerOptions t;
   t.variant = parse_enum<TuckerVariant>(o.text("variant"), "--variant");
   t.products = products_of(o);
@@ -122,8 +128,8 @@ int run_tucker(int argc, char** argv) {
   for (std::size_t n = 0; n < r.factors.size(); ++n) save_npy(*backend, r.factors[n], out, "Q" + std::to_string(n + 1) + ".npy");
   if (extents.size() == 3) {
     const int count = static_cast<int>(std::min<index_t>(8, x.extents[0]));
-    const Picture p = comparison(ha, hx, x.extents[0], static_cast<int>(extents[2]), static_cast<int>(extents[1]), count);
-    out.write("reconstruction.png", io::png_bytes(p.pixels, p.width, p.height, 1));
+    const auto tiles = comparison(ha, hx, x.extents[0], static_cast<int>(extents[2]), static_cast<int>(extents[1]), count);
+    out.write("reconstruction.png", image_grid(tiles, static_cast<int>(extents[2]), static_cast<int>(extents[1]), count, 130, false));
     std::printf("reconstruction.png: top, the first %d samples; bottom, their reconstruction\n", count);
   }
   out.commit();

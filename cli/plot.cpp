@@ -1,147 +1,192 @@
 #include "plot.hpp"
 
+#include "randnla/error.hpp"
+
+#ifdef RANDNLA_HAVE_PLPLOT
+#include <plplot.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <unistd.h>
+#endif
 
 namespace randnla {
 namespace cli {
 
-Picture image_grid(const float* columns, int h, int w, int count, int grid_cols, int zoom) {
-  const int grid_rows = (count + grid_cols - 1) / grid_cols, border = 2;
-  Picture p;
-  p.width = grid_cols * (w * zoom + border) + border;
-  p.height = grid_rows * (h * zoom + border) + border;
-  p.pixels.assign(static_cast<std::size_t>(p.width) * p.height, 255);
-  for (int c = 0; c < count; ++c) {
-    const float* img = columns + static_cast<std::size_t>(c) * h * w;
-    float peak = 1e-30f;
-    for (int e = 0; e < h * w; ++e) peak = std::max(peak, std::abs(img[e]));
-    const int x0 = border + (c % grid_cols) * (w * zoom + border), y0 = border + (c / grid_cols) * (h * zoom + border);
-    for (int y = 0; y < h * zoom; ++y)
-      for (int x = 0; x < w * zoom; ++x) {
-        const float v = img[(y / zoom) * w + x / zoom] / peak;  // in [-1, 1]
-        p.pixels[static_cast<std::size_t>(y0 + y) * p.width + x0 + x] = static_cast<std::uint8_t>(std::lround(127.5f + 127.5f * v));
-      }
-  }
-  return p;
+#ifndef RANDNLA_HAVE_PLPLOT
+
+void require_plots(const std::string& outputs) {
+  throw UnsupportedConfiguration("writing " + outputs + " needs PLplot, which this build of randnla lacks: install "
+                                 "libplplot-dev and plplot-driver-cairo (scripts/install_deps.sh) and reconfigure");
 }
+std::string log_plot(const std::vector<Series>&, const std::string&, const std::string&, const std::string&, int, int) {
+  require_plots("a plot");
+  return {};
+}
+std::string image_grid(const std::vector<Tile>&, int, int, int, int, bool) {
+  require_plots("an image grid");
+  return {};
+}
+
+#else
 
 namespace {
-void put(Picture& p, int x, int y, std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  if (x < 0 || y < 0 || x >= p.width || y >= p.height) return;
-  std::uint8_t* q = &p.pixels[(static_cast<std::size_t>(y) * p.width + x) * 3];
-  q[0] = r, q[1] = g, q[2] = b;
+
+constexpr const char* kDevice = "pngcairo";
+
+bool device_installed() {
+  int count = 256;  // in: room for this many devices (PLplot keeps one for its end mark); out: how many
+  std::vector<const char*> menu(static_cast<std::size_t>(count)), names(menu.size());
+  const char** m = menu.data();
+  const char** n = names.data();
+  plgDevs(&m, &n, &count);
+  for (int i = 0; i < count; ++i)
+    if (std::strcmp(n[i], kDevice) == 0) return true;
+  return false;
 }
-void line(Picture& p, int x0, int y0, int x1, int y1, std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0), sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
-  int err = dx + dy;
-  for (;;) {  // Bresenham
-    put(p, x0, y0, r, g, b);
-    if (x0 == x1 && y0 == y1) break;
-    const int e2 = 2 * err;
-    if (e2 >= dy) err += dy, x0 += sx;
-    if (e2 <= dx) err += dx, y0 += sy;
+
+/// One PLplot stream drawing a width x height PNG into a temporary file (PLplot opens and closes
+/// the file itself): begun by the constructor, ended and read back by png().
+class PngStream {
+ public:
+  PngStream(int width, int height) {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/randnla-plot-XXXXXX";
+    const int fd = mkstemp(path_.data());
+    if (fd < 0) throw Error("randnla: cannot create a temporary file for a plot in " + path_);
+    close(fd);
+    PLINT stream = 0;
+    plmkstrm(&stream);
+    plsdev(kDevice);
+    plsfnam(path_.c_str());
+    const std::string geometry = std::to_string(width) + "x" + std::to_string(height);
+    plsetopt("geometry", geometry.c_str());
+    plscolbg(255, 255, 255);
+    plinit();
+    plscol0(1, 0, 0, 0);  // axes and text in black
+    plcol0(1);
   }
-}
+  ~PngStream() {
+    if (!ended_) plend1();
+    std::remove(path_.c_str());
+  }
+  PngStream(const PngStream&) = delete;
+  PngStream& operator=(const PngStream&) = delete;
+
+  std::string png() {
+    plend1();  // the driver writes the page here
+    ended_ = true;
+    std::ifstream in(path_, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.size() < 8 || bytes.compare(1, 3, "PNG") != 0) throw Error("randnla: PLplot wrote no PNG to " + path_);
+    return bytes;
+  }
+
+ private:
+  std::string path_;
+  bool ended_ = false;
+};
+
 }  // namespace
 
-namespace {
-/// A 5 x 7 bitmap font for the plot's labels (digits, '-', and the lower-case letters used).
-struct Glyph {
-  char c;
-  std::uint8_t rows[7];
-};
-const Glyph kFont[] = {
-    {'0', {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e}},
-    {'1', {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e}},
-    {'2', {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f}},
-    {'3', {0x1e, 0x01, 0x01, 0x0e, 0x01, 0x01, 0x1e}},
-    {'4', {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02}},
-    {'5', {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e}},
-    {'6', {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e}},
-    {'7', {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
-    {'8', {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e}},
-    {'9', {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c}},
-    {'-', {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00}},
-    {'e', {0x00, 0x00, 0x0e, 0x11, 0x1f, 0x10, 0x0e}},
-    {'a', {0x00, 0x00, 0x0e, 0x01, 0x0f, 0x11, 0x0f}},
-    {'c', {0x00, 0x00, 0x0e, 0x10, 0x10, 0x11, 0x0e}},
-    {'d', {0x01, 0x01, 0x0d, 0x13, 0x11, 0x11, 0x0f}},
-    {'g', {0x00, 0x0f, 0x11, 0x11, 0x0f, 0x01, 0x0e}},
-    {'i', {0x04, 0x00, 0x0c, 0x04, 0x04, 0x04, 0x0e}},
-    {'l', {0x0c, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e}},
-    {'m', {0x00, 0x00, 0x1a, 0x15, 0x15, 0x11, 0x11}},
-    {'n', {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11}},
-    {'o', {0x00, 0x00, 0x0e, 0x11, 0x11, 0x11, 0x0e}},
-    {'r', {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10}},
-    {'s', {0x00, 0x00, 0x0e, 0x10, 0x0e, 0x01, 0x1e}},
-    {'t', {0x08, 0x08, 0x1c, 0x08, 0x08, 0x09, 0x06}},
-    {'u', {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0d}},
-    {'v', {0x00, 0x00, 0x11, 0x11, 0x11, 0x0a, 0x04}},
-    {'x', {0x00, 0x00, 0x11, 0x0a, 0x04, 0x0a, 0x11}},
-    {'z', {0x00, 0x00, 0x1f, 0x02, 0x04, 0x08, 0x1f}},
-};
-
-void text(Picture& p, int x, int y, const char* s, int scale, std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  for (; *s; ++s, x += 6 * scale) {
-    for (const Glyph& gl : kFont) {
-      if (gl.c != *s) continue;
-      for (int row = 0; row < 7; ++row)
-        for (int col = 0; col < 5; ++col)
-          if (gl.rows[row] & (0x10 >> col))
-            for (int a = 0; a < scale; ++a)
-              for (int c = 0; c < scale; ++c) put(p, x + col * scale + c, y + row * scale + a, r, g, b);
-    }
-  }
+void require_plots(const std::string& outputs) {
+  if (!device_installed())
+    throw UnsupportedConfiguration("writing " + outputs + " needs PLplot's " + kDevice +
+                                   " driver, which is not installed: install plplot-driver-cairo");
 }
-}  // namespace
 
-Picture log_plot(const std::vector<Series>& series, const std::string& title, int width, int height) {
-  Picture p;
-  p.width = width, p.height = height, p.channels = 3;
-  p.pixels.assign(static_cast<std::size_t>(width) * height * 3, 255);
-  std::size_t n = 1;
-  double lo = 1e300, hi = 0;
-  for (const auto& s : series) {
-    n = std::max(n, s.y.size());
+std::string log_plot(const std::vector<Series>& series, const std::string& title, const std::string& x_label,
+                     const std::string& y_label, int width, int height) {
+  require_plots("a plot");
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  std::size_t points = 1;
+  for (const Series& s : series) {
+    points = std::max(points, s.y.size());
     for (double v : s.y)
       if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
   }
-  if (hi <= 0) return p;
-  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
-  const int left = 70, right = 20, top = 40, bottom = 40;
-  auto px = [&](double i) { return left + static_cast<int>((width - left - right) * i / std::max<double>(n - 1, 1)); };
-  auto py = [&](double v) {
-    return top + static_cast<int>((height - top - bottom) * (l1 - std::log10(v)) / std::max(l1 - l0, 1.0));
-  };
-  for (double d = l0; d <= l1; d += 1) {  // a grid line and a label per decade
-    line(p, left, py(std::pow(10.0, d)), width - right, py(std::pow(10.0, d)), 220, 220, 220);
-    const std::string label = "1e" + std::to_string(static_cast<int>(d));
-    text(p, 8, py(std::pow(10.0, d)) - 7, label.c_str(), 2, 0, 0, 0);
+  if (!(lo <= hi)) throw InvalidArgument("series", "of no positive value", "cannot be drawn on a log scale");
+  PngStream out(width, height);
+  plschr(0, 1.1);
+  // Whole decades around the data (a decade more where it spans less than one).
+  const double top = std::ceil(std::log10(hi)), bottom = std::min(std::floor(std::log10(lo)), top - 1);
+  plenv(0.5, static_cast<double>(points) + 0.5, bottom, top, 0, 20);  // axis 20: log y, labelled decades
+  pllab(x_label.c_str(), y_label.c_str(), title.c_str());
+  std::vector<PLINT> options, colours, symbol_numbers, line_styles;
+  std::vector<PLFLT> line_widths, symbol_scales;
+  std::vector<const char*> labels, symbols;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    const PLINT colour = static_cast<PLINT>(2 + k);
+    plscol0(colour, s.r, s.g, s.b);
+    plcol0(colour);
+    std::vector<PLFLT> x, y;
+    for (std::size_t i = 0; i < s.y.size(); ++i)
+      if (s.y[i] > 0) x.push_back(static_cast<double>(i + 1)), y.push_back(std::log10(s.y[i]));
+    if (s.dots)
+      plstring(static_cast<PLINT>(x.size()), x.data(), y.data(), "#(840)");  // a circle
+    else
+      plline(static_cast<PLINT>(x.size()), x.data(), y.data());
+    options.push_back(s.dots ? PL_LEGEND_SYMBOL : PL_LEGEND_LINE);
+    colours.push_back(colour), symbol_numbers.push_back(1), line_styles.push_back(1);
+    line_widths.push_back(1.5), symbol_scales.push_back(1.0);
+    labels.push_back(s.label.c_str()), symbols.push_back("#(840)");
   }
-  text(p, left, 10, title.c_str(), 2, 0, 0, 0);
-  text(p, width - right - 6 * 2 * 5, height - bottom + 12, "index", 2, 0, 0, 0);
-  text(p, left + 8, height - bottom + 12, "1", 2, 0, 0, 0);
-  for (std::size_t s = 0; s < series.size(); ++s)
-    text(p, width - right - 6 * 2 * 11, top + 10 + 20 * static_cast<int>(s), series[s].label.c_str(), 2, series[s].r,
-         series[s].g, series[s].b);
-  line(p, left, top, left, height - bottom, 0, 0, 0);
-  line(p, left, height - bottom, width - right, height - bottom, 0, 0, 0);
-  for (const auto& s : series)
-    for (std::size_t i = 0; i < s.y.size(); ++i) {
-      if (s.y[i] <= 0) continue;
-      const int x = px(static_cast<double>(i)), y = py(s.y[i]);
-      if (s.dots) {
-        for (int a = -2; a <= 2; ++a)
-          for (int b = -2; b <= 2; ++b) put(p, x + a, y + b, s.r, s.g, s.b);
-      } else if (i > 0 && s.y[i - 1] > 0) {
-        line(p, px(static_cast<double>(i - 1)), py(s.y[i - 1]), x, y, s.r, s.g, s.b);
-      }
-    }
-  return p;
+  plcol0(1);
+  PLFLT legend_w = 0, legend_h = 0;
+  pllegend(&legend_w, &legend_h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, PL_POSITION_TOP | PL_POSITION_RIGHT |
+           PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1, 1, 0, 0, static_cast<PLINT>(series.size()), options.data(), 1.0,
+           1.0, 2.0, 0.0, colours.data(), labels.data(), nullptr, nullptr, nullptr, nullptr, colours.data(),
+           line_styles.data(), line_widths.data(), colours.data(), symbol_scales.data(), symbol_numbers.data(),
+           symbols.data());
+  return out.png();
 }
+
+std::string image_grid(const std::vector<Tile>& tiles, int h, int w, int grid_cols, int tile_px, bool is_signed) {
+  require_plots("an image grid");
+  const int count = static_cast<int>(tiles.size()), grid_rows = (count + grid_cols - 1) / grid_cols;
+  float lo = HUGE_VALF, hi = -HUGE_VALF;
+  for (const Tile& t : tiles)
+    for (float v : t.pixels) lo = std::min(lo, v), hi = std::max(hi, v);
+  PngStream out(grid_cols * tile_px, grid_rows * tile_px);
+  if (is_signed) {  // blue (negative) - white (0) - red (positive), in RGB
+    const PLFLT at[] = {0, 0.5, 1}, red[] = {0.1, 1, 0.75}, green[] = {0.25, 1, 0.1}, blue[] = {0.75, 1, 0.1};
+    plscmap1l(1, 3, at, red, green, blue, nullptr);
+  } else {
+    plscmap1l(1, 2, std::vector<PLFLT>{0, 1}.data(), std::vector<PLFLT>{0, 1}.data(), std::vector<PLFLT>{0, 1}.data(),
+              std::vector<PLFLT>{0, 1}.data(), nullptr);
+  }
+  plssub(grid_cols, grid_rows);
+  plschr(0, 1.6);
+  std::vector<PLFLT> column(static_cast<std::size_t>(w * h));
+  std::vector<PLFLT*> columns(static_cast<std::size_t>(w));
+  for (const Tile& t : tiles) {
+    pladv(0);
+    plvpor(0.04, 0.96, 0.02, 0.84);
+    plwind(0, w, 0, h);
+    float peak = 1e-30f;
+    for (float v : t.pixels) peak = std::max(peak, std::abs(v));
+    // plimage takes columns bottom to top: image row y is plot row h - 1 - y.
+    for (int x = 0; x < w; ++x) {
+      columns[static_cast<std::size_t>(x)] = column.data() + static_cast<std::size_t>(x) * h;
+      for (int y = 0; y < h; ++y) column[static_cast<std::size_t>(x) * h + (h - 1 - y)] = t.pixels[static_cast<std::size_t>(y) * w + x];
+    }
+    const double z0 = is_signed ? -peak : lo, z1 = is_signed ? peak : (hi > lo ? hi : lo + 1);
+    plimage(columns.data(), w, h, 0, w, 0, h, z0, z1, 0, w, 0, h);
+    plcol0(1);
+    plbox("bc", 0, 0, "bc", 0, 0);
+    plmtex("t", 0.6, 0.5, 0.5, t.caption.c_str());
+  }
+  return out.png();
+}
+
+#endif
 
 }  // namespace cli
 }  // namespace randnla

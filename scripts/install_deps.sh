@@ -2,8 +2,9 @@
 # Installs the Debian packages randnla builds and tests with; does nothing when all are present.
 set -euo pipefail
 packages=(cmake g++ make libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev liblapack-dev
-          libgtest-dev libpng-dev zlib1g-dev dataset-fashion-mnist python3 python3-venv clang-14 libclang-rt-14-dev
-          libopenmpi-dev openmpi-bin doxygen libcli11-dev nlohmann-json3-dev)
+          libgtest-dev zlib1g-dev dataset-fashion-mnist python3 python3-venv clang-14 libclang-rt-14-dev
+          libopenmpi-dev openmpi-bin doxygen libcli11-dev nlohmann-json3-dev
+          libplplot-dev plplot-driver-cairo pkg-config)
 here=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
 for p in "${packages[@]}"; do
@@ -24,17 +25,4 @@ if ! "$venv/bin/python" -c "import numpy, sklearn, tensorly, matplotlib" 2>/dev/
   echo "install_deps: creating $venv (numpy, scikit-learn, tensorly, matplotlib)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q numpy==2.4.6 scipy==1.17.1 scikit-learn==1.9.1 tensorly==0.10.0 matplotlib==3.11.2
-fi
-
-# A real photograph for the image-compression example: scikit-image's sample images, taken from
-# Debian's package without installing its Python stack.
-photos="$here/.data/skimage"
-if [ ! -f "$photos/camera.png" ]; then
-  tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download -qq python3-skimage >/dev/null 2>&1 || { $sudo_cmd apt-get update -qq && apt-get download -qq python3-skimage; })
-  mkdir -p "$photos"
-  dpkg-deb --fsys-tarfile "$tmp"/python3-skimage_*.deb |
-    tar -x -C "$tmp" ./usr/lib/python3/dist-packages/skimage/data/camera.png ./usr/lib/python3/dist-packages/skimage/data/astronaut.png
-  cp "$tmp"/usr/lib/python3/dist-packages/skimage/data/{camera,astronaut}.png "$photos/"
-  rm -rf "$tmp"
 fi

@@ -28,6 +28,20 @@ def check(label, ok, detail=""):
         failures.append(label)
 
 
+def check_plot(label, path, size):
+    """A PNG the tool drew with PLplot: it decodes, has the expected pixel size, and holds the many
+    shades of antialiased text and lines (the bitmap font it replaced drew in 4 colours)."""
+    from PIL import Image
+    try:
+        with Image.open(path) as im:
+            im.load()
+            shape, colours = im.size, len(im.convert("RGB").getcolors(1 << 24))
+    except Exception as e:  # missing, truncated or not a PNG
+        check(label, False, repr(e))
+        return
+    check(label, shape == size and colours > 100, repr((shape, size, colours)))
+
+
 def expect_error(label, args, *needles, outdir=None, status=None, stdout_empty=False, timeout=120):
     """A one-line error naming every needle; with `status`, that exit status; with `stdout_empty`,
     nothing on stdout either (the error came before any input was read)."""
@@ -269,6 +283,15 @@ with tempfile.TemporaryDirectory() as d:
     check("pca outputs shaped as scikit-learn's", shapes == {
         "components.npy": (4, n_good), "singular_values.npy": (4,), "mean.npy": (n_good,),
         "explained_variance.npy": (4,), "explained_variance_ratio.npy": (4,)}, repr(shapes))
+    # pca's PNGs (#55 item 4): the spectrum plotted with axes, labels and a legend, and a grid of the
+    # components (8 x 8 images here) captioned with their explained variance, 4 to a row.
+    images = os.path.join(d, "images.npy")
+    np.save(images, rng.standard_normal((60, 64)).astype(np.float32))
+    pca_png = os.path.join(d, "pca-png")
+    code, out_text, err = run("pca", "-k", "6", "--input", images, "--exact", "on", "--output", pca_png, "--backend", "host")
+    check("pca with plots runs", code == 0, repr((code, err)))
+    check_plot("pca singular_values.png drawn by PLplot", os.path.join(pca_png, "singular_values.png"), (720, 420))
+    check_plot("pca components.png drawn by PLplot", os.path.join(pca_png, "components.png"), (4 * 180, 2 * 180))
 
     # Kokkos' start-up text (#56): with OMP_PROC_BIND unset, an error is one line on stderr (the
     # tool's), whatever Kokkos' build (an OpenMP one warns about OMP_PROC_BIND unless told not to).
@@ -292,6 +315,7 @@ with tempfile.TemporaryDirectory() as d:
     np.save(cube, rng.standard_normal((30, 24)).astype(np.float32))
     code1, _, e1 = run("tucker", "--input", cube, "--shape", "4,6", "--ranks", "5,3,3", "--output", tk_out, "--backend", "host")
     first = sorted(os.listdir(tk_out)) if code1 == 0 else None
+    check_plot("tucker reconstruction.png drawn by PLplot", os.path.join(tk_out, "reconstruction.png"), (8 * 130, 2 * 130))
     code2, _, e2 = run("tucker", "--input", cube, "--shape", "24", "--ranks", "5,3", "--output", tk_out, "--backend", "host",
                        "--force")
     second = sorted(os.listdir(tk_out)) if code2 == 0 else None

@@ -1,6 +1,5 @@
 #include "matrix_io.hpp"
 
-#include <png.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -386,24 +385,6 @@ DenseMatrix read_matrix(const std::string& path) {
   bad(path, "unknown format (use .npy, .mtx or .idx / -ubyte, optionally .gz)");
 }
 
-DenseMatrix read_png_gray(const std::string& path) {
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&image, path.c_str())) bad(path, std::string("cannot read PNG: ") + image.message);
-  image.format = PNG_FORMAT_GRAY;
-  std::vector<std::uint8_t> pixels(PNG_IMAGE_SIZE(image));
-  if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr))
-    bad(path, std::string("cannot decode PNG: ") + image.message);
-  DenseMatrix m;
-  m.rows = image.height;
-  m.cols = image.width;
-  m.data.resize(pixels.size());
-  for (std::int64_t i = 0; i < m.rows; ++i)
-    for (std::int64_t j = 0; j < m.cols; ++j) m.data[i + j * m.rows] = pixels[i * m.cols + j];
-  m.source_type = "PNG (as 8-bit gray)";
-  return m;
-}
-
 namespace {
 
 /// .npy version 1.0 bytes of `count` float32 elements in the order `shape` (e.g. "(3, 4)") and
@@ -429,22 +410,6 @@ std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
 
 std::string npy_vector_bytes(const float* data, std::int64_t size) {
   return npy_with_shape(data, size, "(" + std::to_string(size) + ",)");
-}
-
-std::string png_bytes(const std::vector<std::uint8_t>& pixels, int width, int height, int channels) {
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(width);
-  image.height = static_cast<png_uint_32>(height);
-  image.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
-  png_alloc_size_t size = 0;
-  if (!png_image_write_to_memory(&image, nullptr, &size, 0, pixels.data(), 0, nullptr))
-    throw Error(std::string("PNG encoding failed: ") + image.message);
-  std::string out(size, '\0');
-  if (!png_image_write_to_memory(&image, out.data(), &size, 0, pixels.data(), 0, nullptr))
-    throw Error(std::string("PNG encoding failed: ") + image.message);
-  out.resize(size);
-  return out;
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes, bool force) {

@@ -1,5 +1,5 @@
 // File formats of the randnla tool: NumPy .npy, Matrix Market .mtx, IDX (MNIST-style, optionally
-// gzip-compressed), and PNG output. Parsers work on bytes in memory (so they can be fuzzed) and
+// gzip-compressed) and .npy output. Parsers work on bytes in memory (so they can be fuzzed) and
 // throw randnla::InvalidArgument naming the file and the problem; nothing here knows Kokkos.
 #pragma once
 
@@ -59,15 +59,10 @@ DenseMatrix parse_idx(const std::string& bytes, const std::string& name);
 /// By extension (.npy, .mtx, .idx/-ubyte, optionally .gz), after read_file.
 DenseMatrix read_matrix(const std::string& path);
 
-/// A PNG image converted to 8-bit gray: height x width, values 0..255.
-DenseMatrix read_png_gray(const std::string& path);
-
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).
 std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols);
 /// .npy bytes of a float32 vector of `size` elements (shape (size,): scikit-learn's 1-D attributes).
 std::string npy_vector_bytes(const float* data, std::int64_t size);
-/// 8-bit PNG (1 channel gray or 3 channels RGB), rows x cols pixels, row-major.
-std::string png_bytes(const std::vector<std::uint8_t>& pixels, int width, int height, int channels);
 
 /// Writes bytes to path through a temporary file in the same directory and a rename, so no
 /// partial file is ever left. Refuses to replace an existing file unless `force`.

@@ -8,7 +8,7 @@ foreach(f IN LISTS fuzzers)
   execute_process(COMMAND ${CLANGXX} -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
                           -DRANDNLA_IO_MAX_ELEMENTS=16777216
                           -I${SOURCE_DIR}/cli -I${SOURCE_DIR}/core ${SOURCE_DIR}/unit_tests/fuzz/fuzz_${f}.cpp
-                          ${SOURCE_DIR}/cli/io/matrix_io.cpp -lz -lpng -o ${WORK_DIR}/fuzz_${f}
+                          ${SOURCE_DIR}/cli/io/matrix_io.cpp -lz -o ${WORK_DIR}/fuzz_${f}
                   RESULT_VARIABLE rc)
   if(rc)
     message(FATAL_ERROR "building fuzz_${f} failed")
