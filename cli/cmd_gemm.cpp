@@ -82,11 +82,13 @@ int run_gemm(int argc, char** argv) {
   const Matrix<double> ref = reference(bm), ref16 = reference(b16f);
   Matrix<float> c(*b, m, n, "C");
   const int reps = static_cast<int>(o.integer("reps"));
+  Progress progress;
   std::printf("\n%-24s %10s %10s %12s\n", "variant", "ms", "TFLOP/s", "rel. error");
   auto run = [&](const std::string& name, const Matrix<double>& r, const std::function<void()>& f) {
     const double ms = median_ms(*b, f, reps, 1);
     const double error = relative_error(*b, c, r);
     std::printf("%-24s %10.3f %10.2f %12.3e\n", name.c_str(), ms, 2.0 * m * n * k / ms / 1e9, error);
+    progress(name, ms * reps);
     report()["result"]["variants"].push_back({{"variant", name}, {"ms", ms}, {"tflops", 2.0 * m * n * k / ms / 1e9},
                                               {"relative_error", error}});
   };

@@ -74,6 +74,7 @@ int run_lra(int argc, char** argv) {
               static_cast<long long>(opt.oversampling), refinements, to_string(opt.refinement));
   std::printf("%-9s %-8s %10s %12s %6s %10s\n", "products", "refined", "ms", "rel. error", "steps", "peak MiB");
   LraResult first;
+  Progress progress;
   for (const ProductPrecision& p : variants)
     for (int steps : {0, refinements}) {
       opt.products = p;
@@ -88,6 +89,7 @@ int run_lra(int argc, char** argv) {
       const double peak = static_cast<double>(backend->memory_use().peak_bytes - before) / (1 << 20);
       std::printf("%-9s %-8s %10.2f %12.4e %6d %10.1f\n", to_string(p), steps ? "yes" : "no", r.report.total_ms(), error,
                   r.report.refinements, peak);
+      progress(std::string(to_string(p)) + (steps ? " refined" : ""), r.report.total_ms());
       report()["result"]["variants"].push_back({{"products", to_string(p)}, {"refined", steps != 0}, {"ms", r.report.total_ms()},
                                                 {"relative_error", error}, {"steps", r.report.refinements}, {"peak_mib", peak}});
       if (p == variants.front() && steps == refinements) first = std::move(r);

@@ -74,7 +74,9 @@ int run_project(int argc, char** argv) {
     opt.density = SparseDensity::Given;
     opt.density_value = o.real("density");
   }
+  Progress progress;
   const SparseProjectionResult r = sparse_sign_projection(*backend, a, k, opt);
+  progress("projection", r.report.ms);
   std::printf("projected %lld samples from D = %lld to k = %lld: p = %.4g, non-zeros +-%.4g, %.2f ms [%s]\n",
               static_cast<long long>(n), static_cast<long long>(d), static_cast<long long>(k), r.report.density,
               r.report.value, r.report.ms, r.report.kernel.c_str());
@@ -84,6 +86,7 @@ int run_project(int argc, char** argv) {
   backend->copy(a.view(), x.view());
   backend->copy(r.Y.view(), y.view());
   const long long pairs = std::min<long long>(o.integer("pairs"), static_cast<long long>(n) * (n - 1) / 2);
+  const double pairs_from_s = progress.elapsed_s();
   long long within = 0, counted = 0;
   double worst = 0;
   // Bounded: rows that are all equal (or few distinct ones) give no pair to count.
@@ -98,6 +101,7 @@ int run_project(int argc, char** argv) {
     worst = std::max(worst, std::abs(ratio - 1));
     ++counted;
   }
+  progress("pairwise distances", 1e3 * (progress.elapsed_s() - pairs_from_s));
   if (counted == 0)
     std::printf("pairwise distances: no two distinct samples found in %lld tries: distortion not measured\n", tries);
   else

@@ -55,6 +55,7 @@ int run_qr(int argc, char** argv) {
   require(m >= n && n >= 1, "--input", std::to_string(m) + " x " + std::to_string(n), "must have rows >= columns >= 1");
   Matrix<float> q(b, m, n, "Q"), r(b, n, n, "R");
   b.copy(a.view(), q.view());
+  Progress progress;
   Stopwatch clock(b);
   clock.lap("copy");
   Orthonormalizer used = method;
@@ -70,6 +71,7 @@ int run_qr(int argc, char** argv) {
     used = orthonormalize(b, q.view(), method);
   }
   const double ms = clock.lap_ms("qr");
+  progress("qr", ms);
   if (method != Orthonormalizer::Tsqr) b.product(Op::T, Op::N, 1.0f, q, a, 0.0f, r, ProductPrecision::fp32());  // R = Q^T A
   std::printf("A %lld x %lld: %s in %.3f ms\n", static_cast<long long>(m), static_cast<long long>(n), to_string(used), ms);
   if (method == Orthonormalizer::Tsqr)
@@ -77,6 +79,7 @@ int run_qr(int argc, char** argv) {
                 static_cast<long long>(tree.leaves), static_cast<long long>(tree.panels), tree.blocks.c_str(),
                 tree.arithmetic.c_str());
   const double orth = orthogonality_loss(b, q), resid = factorization_residual(b, a, q, r);
+  progress("orthogonality and residual", clock.lap_ms("checks"));
   report()["result"] = {{"orthonormalizer", to_string(used)}, {"ms", ms}, {"orthogonality", orth}, {"residual", resid}};
   std::printf("orthogonality ||Q^T Q - I||_F = %.3e, residual ||A - Q R||_F / ||A||_F = %.3e\n", orth, resid);
   if (const index_t bad = deficient_diagonal(b, r))

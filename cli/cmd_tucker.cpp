@@ -29,6 +29,20 @@ std::vector<index_t> integer_list(const std::string& text, const std::string& op
   return v;
 }
 
+/// The largest tensor order a .npy input may have.
+constexpr int kMaxTensorOrder = 5;
+
+/// The extents after the first: an N-D input's own (--shape, if given, must equal them), else --shape's.
+std::vector<index_t> tensor_shape(const io::DenseMatrix& input, const Options& o) {
+  if (input.extents.empty()) return integer_list(o.text("shape"), "--shape");
+  const std::vector<index_t> own(input.extents.begin() + 1, input.extents.end());
+  if (o.has("shape"))
+    require(integer_list(o.text("shape"), "--shape") == own, "--shape", o.text("shape"),
+            "must be left out or equal the extents after the first of the " + std::to_string(input.extents.size()) +
+                "-D input '" + o.text("input") + "'");
+  return own;
+}
+
 /// Rows 0 .. count-1 of the images x h x w tensor (originals) over the same rows of the
 /// reconstruction, as captioned tiles.
 std::vector<Tile> comparison(const std::vector<float>& a, const std::vector<float>& x, index_t images, int h, int w, int count) {
@@ -51,7 +65,7 @@ std::vector<Tile> comparison(const std::vector<float>& a, const std::vector<floa
 
 int run_tucker(int argc, char** argv) {
   Options o("tucker",
-            "Random-projection HOSVD of a dataset as a tensor (samples x the --shape extents); writes core.npy (the "
+            "Random-projection HOSVD of a tensor: a dataset (samples x the --shape extents) or a 3-D to 5-D .npy; writes core.npy (the "
             "core's mode-1 unfolding), Q1.npy .. QN.npy and reconstruction.png into --output.",
             "randnla tucker --shape 28,28 --ranks 64,16,16 --variant two-pass --output tucker-out");
   const TuckerOptions lib;
@@ -59,8 +73,10 @@ int run_tucker(int argc, char** argv) {
     return [option](const std::string& v) { integer_list(v, option); };
   };
   products_option(o, lib.products, "the sketches' and the core's products' precision");
-  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
-      .text("shape", "28,28", "the extents the columns of each row are split into (first fastest)", list_check("--shape"))
+  o.text("input,i", kFashionMnist,
+         "data file: one sample per row (.npy, .mtx, IDX), or a 3-D to 5-D .npy tensor (C or Fortran order)")
+      .text("shape", "28,28", "the extents the columns of each row are split into (first fastest); an N-D .npy's own",
+            list_check("--shape"))
       .text("ranks", "64,16,16", "J_1,...,J_N: the core's size, the samples' mode first", list_check("--ranks"))
       .choice("variant", lib.variant, "the RP-HOSVD variant")
       .choice("orthonormalizer", lib.orthonormalizer, "orthonormaliser of each mode's sketch")
@@ -72,12 +88,13 @@ int run_tucker(int argc, char** argv) {
            f.find_first_not_of("0123456789", 1) == f.size() - 4;
   });
   auto backend = open_backend(o);
-  io::DenseMatrix loaded = load_matrix(o.text("input"));
+  io::DenseMatrix loaded = load_matrix(o.text("input"), kMaxTensorOrder);
   require_nonzero(loaded, o.text("input"));
+  const std::vector<index_t> shape = tensor_shape(loaded, o);
   const Matrix<float> a = to_backend(*backend, std::move(loaded));
   std::vector<index_t> extents{a.rows()};
   index_t columns = 1;
-  for (index_t e : integer_list(o.text("shape"), "--shape")) {
+  for (index_t e : shape) {
     extents.push_back(e);
     require(columns <= a.cols() / e, "--shape", o.text("shape"),
             "must split the " + std::to_string(a.cols()) + " columns of each row (its product is larger)");

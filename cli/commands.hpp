@@ -64,8 +64,9 @@ ProductPrecision products_of(const Options& o);
 /// The backend --backend names, announced on stdout ("backend: NVIDIA H100 ..." or "backend: host ...").
 std::unique_ptr<Backend> open_backend(const Options& o);
 
-/// Reads a matrix file, rejecting NaN/Inf with a message naming the file; announces its shape.
-io::DenseMatrix load_matrix(const std::string& path);
+/// Reads a matrix file (a .npy of up to `max_dims` dimensions), rejecting NaN/Inf with a message
+/// naming the file; announces its shape.
+io::DenseMatrix load_matrix(const std::string& path, int max_dims = 2);
 /// The loaded matrix in the backend's memory: moved into a Matrix where that is host memory,
 /// copied to the device otherwise.
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m);
@@ -108,7 +109,7 @@ void require_finite(Backend& b, MatrixView<const float> x, const std::string& wh
 double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,
                             MatrixView<const float> s, MatrixView<const float> v);
 
-/// Prints a progress line for a phase once the run has lasted longer than two seconds.
+/// Prints a progress line for a phase on stderr once the run has lasted longer than two seconds.
 class Progress {
  public:
   void operator()(const std::string& phase, double ms);

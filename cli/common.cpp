@@ -97,14 +97,19 @@ std::unique_ptr<Backend> open_backend(const Options& o) {
   return b;
 }
 
-io::DenseMatrix load_matrix(const std::string& path) {
-  io::DenseMatrix m = io::read_matrix(path);
+io::DenseMatrix load_matrix(const std::string& path, int max_dims) {
+  io::DenseMatrix m = io::read_matrix(path, max_dims);
   std::int64_t bad = 0;
   for (float v : m.data) bad += !std::isfinite(v);
   if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
   report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}};
-  std::printf("input: %s, %lld x %lld, %s\n", path.c_str(), static_cast<long long>(m.rows), static_cast<long long>(m.cols),
-              m.source_type.c_str());
+  std::string shape = std::to_string(m.rows) + " x " + std::to_string(m.cols);
+  if (!m.extents.empty()) {
+    report()["input"]["extents"] = m.extents;
+    shape.clear();
+    for (std::size_t d = 0; d < m.extents.size(); ++d) shape += (d ? " x " : "") + std::to_string(m.extents[d]);
+  }
+  std::printf("input: %s, %s, %s\n", path.c_str(), shape.c_str(), m.source_type.c_str());
   return m;
 }
 
@@ -301,8 +306,8 @@ double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<co
 }
 
 void Progress::operator()(const std::string& phase, double ms) {
-  if (elapsed_s() > 2.0) std::printf("  [%7.1f s] %s done (%.0f ms)\n", elapsed_s(), phase.c_str(), ms);
-  std::fflush(stdout);
+  // stderr: the results on stdout (and a --json report there) stay free of it.
+  if (elapsed_s() > 2.0) std::fprintf(stderr, "  [%7.1f s] %s done (%.0f ms)\n", elapsed_s(), phase.c_str(), ms);
 }
 
 double Progress::elapsed_s() const {

@@ -5,7 +5,10 @@
 // buffers staged through host memory for MPI). Rank 0 prints the explained variances.
 // Checks, over all ranks: the components are orthonormal (|V^T V - I| < 1e-5) and the variance
 // along each, sum over ranks of ||X_c,r v_i||^2, is sigma_i^2 to 0.2 % in sigma_i. Exits 1 otherwise.
-// Usage: mpirun -np 2 example_distributed_pca [IDX images file, gzip-compressed]
+// On an error every rank prints the library's message, naming the rank it happened on, and exits
+// with status 1: a step that one rank may fail alone (its arguments, its file) is agreed on by all
+// ranks before any collective, so none is left waiting.
+// Usage: mpirun -np 2 example_distributed_pca [IDX images file, optionally gzip-compressed]
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -17,6 +20,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,6 +37,7 @@ namespace {
 /// The images of an IDX file of unsigned bytes (magic 0x00000803: count x rows x cols, big-endian
 /// extents, then the pixels image after image), one image per row.
 Pixels read_idx_images(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw std::runtime_error(path + " is a directory");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw std::runtime_error("cannot open " + path);
   unsigned char header[16];
@@ -42,6 +49,34 @@ Pixels read_idx_images(const std::string& path) {
   gzclose(f);
   if (!complete) throw std::runtime_error(path + " is shorter than its header says");
   return pixels;
+}
+
+/// An error every rank has thrown together: the ranks can finalise MPI and exit normally.
+struct AgreedError : randnla::Error {
+  using randnla::Error::Error;
+};
+
+/// Runs `step` on every rank; when it throws on any rank, every rank throws AgreedError with the
+/// first failing rank's message (a rank failing alone would otherwise leave the others waiting).
+void on_every_rank(const std::function<void()>& step) {
+  std::string error;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (error.rfind("randnla: ", 0) == 0) error.erase(0, 9);
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int first = error.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == size) return;
+  int length = static_cast<int>(error.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
+  error.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(&error[0], length, MPI_CHAR, first, MPI_COMM_WORLD);
+  throw AgreedError("rank " + std::to_string(first) + ": " + error);
 }
 
 /// This rank's rows [begin, end) of `rows` split as evenly as the ranks allow.
@@ -61,7 +96,16 @@ int run(int argc, char** argv) {
   const int k = 10;
   const Kokkos::DefaultExecutionSpace exec;
   Kokkos::Timer timer;
-  const Pixels all = read_idx_images(path);
+  Pixels all;
+  on_every_rank([&] {
+    if (argc > 2)
+      throw randnla::InvalidArgument("argument", std::string("'") + argv[2] + "'",
+                                     "is surplus (usage: example_distributed_pca [IDX images file])");
+    all = read_idx_images(path);
+  });
+  // Each rank read the file itself: the shapes must agree before the means are summed over the ranks.
+  randnla::require_same_on_every_rank(comm, {{"input rows", static_cast<std::int64_t>(all.extent(0))},
+                                             {"input columns", static_cast<std::int64_t>(all.extent(1))}});
   const int m = static_cast<int>(all.extent(0)), n = static_cast<int>(all.extent(1));
   const auto [begin, end] = my_rows(m, comm.rank(), comm.size());
   const int rows = end - begin;
@@ -138,17 +182,23 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int status = 2;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 1;
   {
     Kokkos::ScopeGuard guard(argc, argv);
     try {
       status = run(argc, argv);
-    } catch (const std::exception& e) {  // randnla::Error and the reader's errors
-      std::fprintf(stderr, "%s\n", e.what());
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      std::fprintf(stderr, "example_distributed_pca (rank %d): %s\n", rank,
+                   what.rfind("randnla: ", 0) == 0 ? what.c_str() + 9 : what.c_str());
+      // The library's collective checks throw on every rank, as on_every_rank does; anything else
+      // may have happened on this rank alone, and only aborting the job frees the ranks waiting for it.
+      if (!dynamic_cast<const AgreedError*>(&e) && !dynamic_cast<const randnla::InvalidArgument*>(&e))
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
-  int worst = status;  // every rank exits with the worst status
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
-  return worst;
+  return status;
 }

@@ -6,7 +6,10 @@
 #     (scripts/gpu_run.sh), not here;
 #  3. the portable backend against Kokkos and Kokkos Kernels 4.5.1 with OpenMP (scripts/build_kokkos4.sh):
 #     every test that touches Kokkos runs, on 2 OpenMP threads (the portable backend's default
-#     execution space there), so both the 3.4 and the 4.x API and a threaded space stay supported.
+#     execution space there), so both the 3.4 and the 4.x API and a threaded space stay supported;
+#  4. host-only against Debian's Kokkos under AddressSanitizer + UndefinedBehaviorSanitizer
+#     (RANDNLA_SANITIZE=ON, -O1): the host unit tests, the tool's bad-input and argument tests and
+#     the distributed tests (ctest label sanitize; target sanitized_tests builds only what they run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
@@ -30,5 +33,10 @@ cmake -S . -B build-kokkos4 -DCMAKE_BUILD_TYPE=Release -DRANDNLA_ENABLE_CUDA=OFF
 cmake --build build-kokkos4 -j "$jobs"
 # The file readers' fuzzers use no Kokkos: they run once, in the first configuration.
 (cd build-kokkos4 && OMP_NUM_THREADS=2 OMP_PROC_BIND=false ctest --output-on-failure -j "$jobs" -E fuzz_readers)
+
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" -DRANDNLA_ENABLE_CUDA=OFF \
+  -DRANDNLA_SANITIZE=ON -DRANDNLA_BUILD_PERF_TESTS=OFF -DRANDNLA_BUILD_EXAMPLES=OFF
+cmake --build build-sanitize -j "$jobs" --target sanitized_tests
+(cd build-sanitize && ctest --output-on-failure -j "$jobs" -L sanitize)
 
 cd build && ctest --output-on-failure -j "$jobs"

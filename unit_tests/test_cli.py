@@ -390,9 +390,13 @@ with tempfile.TemporaryDirectory() as d:
     def limit_memory():
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
+    # AddressSanitizer reserves terabytes of address space: under it, its own cap on one allocation.
+    sanitized = bool(os.environ.get("RANDNLA_SANITIZED"))
+    bomb_env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":max_allocation_size_mb=3072")
     checks += 1
     p = subprocess.run([TOOL, "rsvd", "--input", bomb, "--rank", "3", "--output", in_out, "--backend", "host"],
-                       capture_output=True, text=True, timeout=60, preexec_fn=limit_memory)
+                       capture_output=True, text=True, timeout=60, preexec_fn=None if sanitized else limit_memory,
+                       env=bomb_env if sanitized else None)
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     ok = p.returncode == 3 and len(lines) == 1 and "bomb.npy.gz" in lines[0] and "alloc" not in lines[0]
     print(("PASS " if ok else "FAIL ") + "corrupt gzip declaring 4 GiB: exit %d, %r" % (p.returncode, p.stderr.strip()))
@@ -431,6 +435,81 @@ with tempfile.TemporaryDirectory() as d:
         expect_error(label, ["qr", "--input", path, "--output", mtx_out, "--backend", "host"], needle, status=3)
         check(label + ": no output", not os.path.exists(mtx_out))
     check("no output after input errors", not os.path.exists(in_out))
+
+    # N-D .npy tensors (#56 item 2): tucker takes a 3-D array, C or Fortran order, as the tensor
+    # X(i, j, l) = x[i, j, l]; the written core and factors reconstruct it (in FP64) within 1.5 times
+    # the error of the projection on the true bases (a tensor of multilinear rank (3, 4, 2) plus
+    # 1e-3 noise; a mode mix-up from a wrong order would leave O(1) error).
+    g = rng.standard_normal((3, 4, 2))
+    u1, u2, u3 = (np.linalg.qr(rng.standard_normal((e, r)))[0] for e, r in ((20, 3), (15, 4), (10, 2)))
+    t3 = np.einsum("abc,ia,jb,kc->ijk", g, u1, u2, u3)
+    t3 = t3 / np.linalg.norm(t3) + 1e-3 * rng.standard_normal(t3.shape) / np.sqrt(t3.size)
+    for order in ("C", "F"):
+        checks += 1
+        path = os.path.join(d, "t3-%s.npy" % order)
+        np.save(path, np.asarray(t3, order=order))
+        t_out = os.path.join(d, "tucker-3d-" + order)
+        code, out_text, err = run("tucker", "--input", path, "--ranks", "3,4,2", "--output", t_out, "--backend", "host",
+                                  "--variant", "two-pass", "-p", "5", "-q", "1")
+        ok = code == 0
+        if ok:
+            core = np.load(os.path.join(t_out, "core.npy")).astype(np.float64)  # the core's mode-1 unfolding
+            q = [np.load(os.path.join(t_out, "Q%d.npy" % n)).astype(np.float64) for n in (1, 2, 3)]
+            gc = core.reshape((3, 4, 2), order="F")  # first index fastest, as the library keeps tensors
+            back = np.einsum("abc,ia,jb,kc->ijk", gc, *q)
+            rel = np.linalg.norm(back - t3) / np.linalg.norm(t3)
+            best = np.linalg.norm(t3 - np.einsum("abc,ia,jb,kc->ijk", np.einsum("ijk,ia,jb,kc->abc", t3, u1, u2, u3),
+                                                 u1, u2, u3)) / np.linalg.norm(t3)
+            ok = [x.shape for x in q] == [(20, 3), (15, 4), (10, 2)] and rel < 1.5 * best and "20 x 15 x 10" in out_text
+        print(("PASS " if ok else "FAIL ") + "tucker 3-D .npy (%s order): %r" % (
+            order, (rel, best) if ok else (code, out_text[-400:], err.strip())))
+        if not ok:
+            failures.append("tucker 3-D .npy " + order)
+    four = os.path.join(d, "t4.npy")
+    np.save(four, rng.standard_normal((6, 5, 4, 3)).astype(np.float32))
+    code, out_text, err = run("tucker", "--input", four, "--ranks", "2,2,2,2", "--output", os.path.join(d, "t4-out"),
+                              "--backend", "host")
+    check("tucker 4-D .npy", code == 0 and all(np.load(os.path.join(d, "t4-out", "Q%d.npy" % n)).shape == (e, 2)
+                                               for n, e in zip((1, 2, 3, 4), (6, 5, 4, 3))), repr((code, err)))
+    expect_error("tucker 3-D with another --shape", ["tucker", "--input", os.path.join(d, "t3-C.npy"), "--shape", "150",
+                                                     "--ranks", "3,4", "--output", os.path.join(d, "t3-bad")],
+                 "--shape", "3-D", status=3, outdir=os.path.join(d, "t3-bad"))
+    np.save(os.path.join(d, "t6.npy"), np.ones((2, 2, 2, 2, 2, 2), np.float32))
+    expect_error("tucker 6-D refused", ["tucker", "--input", os.path.join(d, "t6.npy"), "--ranks", "1,1,1,1,1,1",
+                                        "--output", os.path.join(d, "t6-out")], "6-D", "5-D", status=3)
+    expect_error("rsvd 3-D refused", ["rsvd", "--input", os.path.join(d, "t3-C.npy"), "--rank", "2",
+                                      "--output", os.path.join(d, "t3-rsvd")], "3-D array", "matrix", status=3)
+
+    # Compressed input (#56 item 2): truncated and corrupt gzip data refused naming the file.
+    z = gzip.compress(open(good, "rb").read())
+    for label, data, needle in [("truncated gzip", z[: len(z) // 2], "truncated gzip"),
+                                ("corrupt gzip", z[:20] + bytes(b ^ 0x55 for b in z[20:40]) + z[40:], "gzip"),
+                                ("gzip with trailing bytes", z + b"junk", "not gzip data")]:
+        path = os.path.join(d, label.replace(" ", "-") + ".npy.gz")
+        open(path, "wb").write(data)
+        expect_error(label, ["rsvd", "--input", path, "--rank", "3", "--output", os.path.join(d, "gz-out")],
+                     os.path.basename(path), needle, status=3)
+    gz_good = os.path.join(d, "good.npy.gz")
+    open(gz_good, "wb").write(z)
+    code, out_text, err = run("rsvd", "--input", gz_good, "--rank", "3", "--output", os.path.join(d, "gz-good"),
+                              "--backend", "host")
+    check("gzip input read", code == 0 and "60 x 40" in out_text, repr((code, err)))
+
+    # Progress (#56 item 6) goes to stderr: a --json report on stdout stays valid JSON.
+    slow = os.path.join(d, "slow.npy")
+    np.save(slow, rng.standard_normal((1500, 400)).astype(np.float32))
+    code, out_text, err = run("lra", "--input", slow, "--rank", "40", "--refinements", "10", "--products", "fp32,fp16", "--output",
+                              os.path.join(d, "slow-out"), "--backend", "host", "--json", "-")
+    import json as json_module
+    start = out_text.find("\n{")
+    try:
+        parsed = json_module.loads(out_text[start:]) if start >= 0 else None
+    except ValueError:
+        parsed = None
+    import re
+    progress_line = re.compile(r"^\s*\[\s*[0-9.]+ s\] .* done", re.M)
+    check("progress on stderr, not in stdout's report", code == 0 and parsed is not None and parsed.get("status") == 0
+          and not progress_line.search(out_text), repr((code, out_text[-300:], err[-300:])))
 
     # --json FILE (#56 item 6): a machine-readable report, also after an error.
     import json

@@ -1,5 +1,6 @@
 // The tool's file formats: seeds parse to the right values, bad files throw naming the file.
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <fstream>
@@ -64,6 +65,88 @@ TEST(Io, IdxImagesBecomeRows) {
   EXPECT_EQ(m.data[1 + 0 * 2], 6.0f);
   const auto f = io::read_matrix(kSeeds + "/idx/floats.idx");
   EXPECT_EQ(f.data, (io::FloatBuffer{0.5f, -1.0f}));
+}
+
+/// `raw` as one gzip member (zlib's deflate with the gzip wrapper).
+std::string gzip(const std::string& raw) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, raw.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  z.avail_in = static_cast<uInt>(raw.size());
+  z.next_out = reinterpret_cast<Bytef*>(&out[0]);
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(Io, GzipDecompressedAndBadStreamsRefused) {
+  const std::string raw = io::read_file(kSeeds + "/npy/c_f4.npy"), z = gzip(raw);
+  EXPECT_EQ(io::gunzip(z, "a.npy.gz", 1 << 20), raw);
+  EXPECT_EQ(io::gunzip(z + z, "a.npy.gz", 1 << 20), raw + raw);  // concatenated members
+  EXPECT_EQ(io::read_file(kSeeds + "/gzip/c_f4.npy.gz"), raw);   // by its magic, whatever the name
+  const auto gz = [&](const std::string& bytes, std::size_t limit = 1 << 20) {
+    return message_of([&] { io::gunzip(bytes, "x.gz", limit); });
+  };
+  EXPECT_NE(gz(z.substr(0, z.size() / 2)).find("truncated gzip data"), std::string::npos);
+  EXPECT_NE(gz(z.substr(0, 12)).find("truncated gzip data"), std::string::npos);
+  std::string flipped = z;
+  flipped[z.size() - 6] ^= 0x5a;  // the CRC-32
+  EXPECT_NE(gz(flipped).find("corrupt gzip data"), std::string::npos);
+  std::string declared = z;
+  declared[z.size() - 1] = '\x7f';  // the declared length: 2 GiB more than it holds
+  EXPECT_NE(gz(declared).find("corrupt gzip data"), std::string::npos);
+  EXPECT_NE(gz(z + "trailing").find("not gzip data"), std::string::npos);
+  // Bomb-like: 64 MiB of zeros in a few kB, refused at the limit without taking more.
+  const std::string bomb = gzip(std::string(std::size_t(64) << 20, '\0'));
+  EXPECT_LT(bomb.size(), std::size_t(1) << 17);
+  const std::string m = gz(bomb, std::size_t(1) << 20);
+  EXPECT_NE(m.find("decompresses to more than 1.0 MiB"), std::string::npos) << m;
+  EXPECT_NE(m.find("x.gz"), std::string::npos) << m;
+  EXPECT_EQ(io::gunzip(bomb, "x.gz", std::size_t(64) << 20).size(), std::size_t(64) << 20);  // exactly at the limit
+}
+
+/// A .npy of float64 values 0, 1, 2, ... with `shape`, C or Fortran order.
+std::string npy_iota(const std::vector<int>& shape, bool fortran) {
+  std::string dims;
+  std::size_t count = 1;
+  for (int e : shape) dims += std::to_string(e) + ", ", count *= static_cast<std::size_t>(e);
+  std::string header = std::string("{'descr': '<f8', 'fortran_order': ") + (fortran ? "True" : "False") + ", 'shape': (" +
+                       dims + "), }\n";
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(header.size() & 0xff));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  out += header;
+  for (std::size_t e = 0; e < count; ++e) {
+    const double v = static_cast<double>(e);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  return out;
+}
+
+TEST(Io, NpyTensorsFirstIndexFastest) {
+  // Element (i, j, l) of a 2 x 3 x 4 array: C order holds it at 12 i + 4 j + l, Fortran order at
+  // i + 2 j + 6 l; the reader keeps both first index fastest (at i + 2 j + 6 l).
+  const auto c = io::parse_npy(npy_iota({2, 3, 4}, false), "c.npy", 5);
+  const auto f = io::parse_npy(npy_iota({2, 3, 4}, true), "f.npy", 5);
+  ASSERT_EQ(c.extents, (std::vector<std::int64_t>{2, 3, 4}));
+  EXPECT_EQ(c.rows, 2);
+  EXPECT_EQ(c.cols, 12);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int l = 0; l < 4; ++l) {
+        EXPECT_EQ(c.data[static_cast<std::size_t>(i + 2 * j + 6 * l)], static_cast<float>(12 * i + 4 * j + l));
+        EXPECT_EQ(f.data[static_cast<std::size_t>(i + 2 * j + 6 * l)], static_cast<float>(i + 2 * j + 6 * l));
+      }
+  const auto five = io::parse_npy(npy_iota({2, 1, 3, 1, 2}, false), "5.npy", 5);
+  EXPECT_EQ(five.cols, 6);
+  EXPECT_EQ(five.data[1 + 2 * (2 + 3 * 1)], static_cast<float>(1 * 6 + 2 * 2 + 1));  // (1, 0, 2, 0, 1)
+  EXPECT_NE(message_of([] { io::parse_npy(npy_iota({2, 3, 4}, false), "c.npy"); }).find("3-D array; expected a matrix"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { io::parse_npy(npy_iota({1, 1, 1, 1, 1, 2}, false), "6.npy", 5); }).find("1-D to 5-D"),
+            std::string::npos);
 }
 
 TEST(Io, BadFilesThrowNamingTheFileAndTheProblem) {

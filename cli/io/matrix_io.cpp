@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <sstream>
 
 #include "randnla/error.hpp"
@@ -27,6 +29,13 @@ std::int64_t checked_elements(std::int64_t rows, std::int64_t cols, const std::s
   if (rows > kMaxElements || cols > kMaxElements) bad(name, "dimension too large");
   if (cols != 0 && rows > kMaxElements / cols) bad(name, "matrix too large (more than 2^32 elements)");
   return rows * cols;
+}
+
+/// "60 x 40" (a matrix) or "20 x 15 x 10".
+std::string shape_text(const std::vector<std::int64_t>& dims) {
+  std::string t;
+  for (std::size_t d = 0; d < dims.size(); ++d) t += (d ? " x " : "") + std::to_string(dims[d]);
+  return dims.size() == 1 ? t + " x 1" : t;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -81,24 +90,6 @@ T load(const char* p) {
 
 }  // namespace
 
-/// The size of `path`'s contents: a gzip file's declared uncompressed size (its last 4 bytes, the
-/// size mod 2^32), else the file's size; 0 where unknown.
-std::size_t expected_size(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return 0;
-  unsigned char magic[2] = {0, 0}, tail[4] = {0, 0, 0, 0};
-  const bool gzip = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  std::size_t size = 0;
-  if (std::fseek(f, gzip ? -4 : 0, SEEK_END) == 0) {
-    if (gzip && std::fread(tail, 1, 4, f) == 4)
-      size = tail[0] | (std::size_t{tail[1]} << 8) | (std::size_t{tail[2]} << 16) | (std::size_t{tail[3]} << 24);
-    else if (!gzip)
-      size = static_cast<std::size_t>(std::max(0L, std::ftell(f)));
-  }
-  std::fclose(f);
-  return size;
-}
-
 namespace {
 
 std::string mib(double bytes) {
@@ -113,7 +104,77 @@ double physical_memory() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
 }
 
+bool is_gzip(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+/// A regular file's bytes as they are (st_size of them; more than that is refused).
+std::string read_plain(const std::string& path, std::size_t size) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string out(size + 1, '\0');
+  const std::size_t got = std::fread(&out[0], 1, out.size(), f);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) bad(path, std::string("read error: ") + std::strerror(errno));
+  if (got > size) bad(path, "holds more than its size announced (is it being written?)");
+  out.resize(got);
+  return out;
+}
+
 }  // namespace
+
+std::string gunzip(const std::string& compressed, const std::string& name, std::size_t limit) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw std::bad_alloc();
+  const std::unique_ptr<z_stream, int (*)(z_stream*)> end(&z, inflateEnd);
+  // The trailer's size (mod 2^32) is a hint for the first allocation, never trusted past `limit`
+  // nor past what deflate's largest ratio (1032:1) lets data of this size hold.
+  std::size_t declared = 0;
+  for (std::size_t b = 0; b < 4 && compressed.size() >= 4; ++b)
+    declared |= std::size_t{static_cast<unsigned char>(compressed[compressed.size() - 4 + b])} << (8 * b);
+  // One byte past the limit: reaching it proves the data holds more than `limit`.
+  const std::size_t capacity = limit + 1;
+  constexpr std::size_t kStep = std::size_t(1) << 24, kMostPerCall = std::size_t(1) << 30;  // zlib counts in uInt
+  const double most = 1032.0 * static_cast<double>(compressed.size()) + 65536.0;
+  std::string out(std::min({capacity, std::max<std::size_t>(declared, 1 << 16), static_cast<std::size_t>(std::min(most, 1e18))}), '\0');
+  std::size_t fed = 0, used = 0;
+  for (;;) {
+    if (z.avail_in == 0 && fed < compressed.size()) {
+      const std::size_t n = std::min(compressed.size() - fed, kMostPerCall);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data() + fed));
+      z.avail_in = static_cast<uInt>(n);
+      fed += n;
+    }
+    if (used == out.size()) {
+      if (out.size() == capacity)
+        bad(name, "decompresses to more than " + mib(static_cast<double>(limit)) +
+                      ", more than a valid file of its size can hold or this machine's memory: refused (corrupt?)");
+      out.resize(std::min(capacity, out.size() + std::max(out.size() / 2, kStep)));
+    }
+    const std::size_t room = std::min(out.size() - used, kMostPerCall);
+    z.next_out = reinterpret_cast<Bytef*>(&out[used]);
+    z.avail_out = static_cast<uInt>(room);
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    used += room - z.avail_out;
+    const bool input_left = z.avail_in > 0 || fed < compressed.size();
+    if (rc == Z_STREAM_END) {
+      if (!input_left) break;
+      const std::size_t at = fed - z.avail_in;
+      if (!is_gzip(compressed.substr(at, 2)))
+        bad(name, "holds " + std::to_string(compressed.size() - at) + " bytes that are not gzip data after its gzip stream");
+      inflateReset(&z);  // another member (concatenated gzip files decompress to their concatenation)
+    } else if (rc == Z_MEM_ERROR) {
+      throw std::bad_alloc();
+    } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_STREAM_ERROR) {
+      bad(name, std::string("corrupt gzip data: ") + (z.msg ? z.msg : "invalid stream"));
+    } else if (rc == Z_BUF_ERROR && !input_left) {
+      bad(name, "truncated gzip data: the stream ends after " + std::to_string(used) + " decompressed bytes without its end");
+    }
+  }
+  out.resize(used);
+  return out;
+}
 
 std::string read_file(const std::string& path) {
   struct stat st {};
@@ -123,49 +184,20 @@ std::string read_file(const std::string& path) {
     bad(path, std::string("is not a regular file (") +
                   (S_ISFIFO(st.st_mode) ? "a pipe" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISSOCK(st.st_mode) ? "a socket" : "special") +
                   "): give a file whose size is known");
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files unchanged
-  if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
-  gzbuffer(f, 1 << 20);
-  const bool compressed = gzdirect(f) == 0;
-  // A gzip file's trailer is not trusted for its size: deflate expands at most 1032:1, so that
-  // bounds what a file of this size can hold; the machine's memory bounds it too.
-  const double file_bytes = static_cast<double>(st.st_size);
-  const double bound = compressed ? 1032.0 * file_bytes + 65536.0 : file_bytes;
   const double memory = physical_memory();
-  const std::size_t declared = expected_size(path);
-  const double wanted = compressed ? std::min(static_cast<double>(declared), bound) : file_bytes;
-  if (memory > 0 && wanted > memory) {
-    gzclose(f);
-    bad(path, "needs " + mib(wanted) + " to read, more than this machine's memory (" + mib(memory) + ")");
-  }
-  // Read straight into the result, sized once from the (bounded) declared size; 16 MiB more at a
-  // time where the file holds more than it declared, never past the bound.
-  constexpr std::size_t kChunk = std::size_t(1) << 24, kMostPerRead = std::size_t(1) << 30;
-  std::string out(static_cast<std::size_t>(wanted) + 1, '\0');
-  std::size_t used = 0;
-  int n;
-  do {
-    if (used == out.size()) {
-      if (static_cast<double>(used) > bound || (memory > 0 && static_cast<double>(used + kChunk) > memory)) {
-        gzclose(f);
-        bad(path, compressed ? "decompresses to more than a valid gzip file of its size can hold (corrupt)"
-                             : "holds more than its size announced");
-      }
-      out.resize(used + kChunk);
-    }
-    n = gzread(f, &out[used], static_cast<unsigned>(std::min(out.size() - used, kMostPerRead)));
-    if (n > 0) used += static_cast<std::size_t>(n);
-  } while (n > 0);
-  out.resize(used);
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  const std::string text = msg ? msg : "unknown";
-  gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_BUF_ERROR)) bad(path, "read error: " + text);
-  return out;
+  const double file_bytes = static_cast<double>(st.st_size);
+  if (memory > 0 && file_bytes > memory)
+    bad(path, "needs " + mib(file_bytes) + " to read, more than this machine's memory (" + mib(memory) + ")");
+  std::string bytes = read_plain(path, static_cast<std::size_t>(st.st_size));
+  if (!is_gzip(bytes)) return bytes;
+  // Deflate expands at most 1032:1, which bounds what a valid file of this size can hold; the
+  // machine's memory bounds it too. The gzip trailer's size is not trusted.
+  double limit = 1032.0 * file_bytes + 65536.0;
+  if (memory > 0) limit = std::min(limit, memory - file_bytes);
+  return gunzip(bytes, path, static_cast<std::size_t>(limit));
 }
 
-DenseMatrix parse_npy(const std::string& bytes, const std::string& name) {
+DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) bad(name, "not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::size_t header_len, offset;
@@ -184,7 +216,9 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name) {
   const std::string descr = npy_field(header, "descr", name);
   const std::string fortran = npy_field(header, "fortran_order", name);
   const auto dims = npy_shape(npy_field(header, "shape", name), name);
-  if (dims.empty() || dims.size() > 2) bad(name, "expected a 1-D or 2-D array, got " + std::to_string(dims.size()) + "-D");
+  if (dims.empty() || static_cast<int>(dims.size()) > max_dims)
+    bad(name, "is a " + std::to_string(dims.size()) + "-D array; expected " +
+                  (max_dims == 2 ? std::string("a matrix (1-D or 2-D)") : "1-D to " + std::to_string(max_dims) + "-D"));
   std::size_t item;
   if (descr == "<f4") item = 4;
   else if (descr == "<f8") item = 8;
@@ -192,21 +226,33 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name) {
   const bool f_order = fortran.find("True") != std::string::npos;
   DenseMatrix m;
   m.rows = dims[0];
-  m.cols = dims.size() == 2 ? dims[1] : 1;
+  m.cols = 1;
+  for (std::size_t d = 1; d < dims.size(); ++d) m.cols = checked_elements(m.cols, dims[d], name);
+  if (dims.size() > 2) m.extents = dims;
   const std::int64_t count = checked_elements(m.rows, m.cols, name);
   const std::size_t data_at = offset + header_len;
   if ((bytes.size() - data_at) / item < static_cast<std::size_t>(count))
-    bad(name, "truncated data: " + std::to_string(count) + " elements expected (shape " + std::to_string(m.rows) + " x " +
-                  std::to_string(m.cols) + ", " + descr + ": " + std::to_string(static_cast<double>(count) * item / (1 << 20)) +
-                  " MiB; the file holds " + std::to_string(bytes.size() - data_at) + " bytes of data)");
+    bad(name, "truncated data: " + std::to_string(count) + " elements expected (shape " + shape_text(dims) + ", " + descr +
+                  ": " + std::to_string(static_cast<double>(count) * item / (1 << 20)) + " MiB; the file holds " +
+                  std::to_string(bytes.size() - data_at) + " bytes of data)");
   m.data.resize(static_cast<std::size_t>(count));
   const char* p = bytes.data() + data_at;
+  // m.data holds the array first index fastest (a matrix column-major, a tensor as the library
+  // keeps it): a Fortran-order file as it is; a C-order file (last index fastest) reordered, its
+  // elements visited in file order with their place in m.data kept up to date.
+  const std::size_t nd = dims.size();
+  std::vector<std::int64_t> stride(nd, 1), index(nd, 0);
+  for (std::size_t d = 1; d < nd; ++d) stride[d] = stride[d - 1] * dims[d - 1];
+  std::int64_t at = 0;
   for (std::int64_t e = 0; e < count; ++e) {
-    // Source element e in file order; (i, j) in the matrix.
-    const std::int64_t i = f_order ? e % std::max<std::int64_t>(m.rows, 1) : e / std::max<std::int64_t>(m.cols, 1);
-    const std::int64_t j = f_order ? e / std::max<std::int64_t>(m.rows, 1) : e % std::max<std::int64_t>(m.cols, 1);
     const float v = item == 4 ? load<float>(p + e * 4) : static_cast<float>(load<double>(p + e * 8));
-    m.data[static_cast<std::size_t>(i + j * m.rows)] = v;
+    m.data[static_cast<std::size_t>(f_order ? e : at)] = v;
+    for (std::size_t d = nd; !f_order && d-- > 0;) {
+      at += stride[d];
+      if (++index[d] < dims[d]) break;
+      at -= stride[d] * dims[d];
+      index[d] = 0;
+    }
   }
   m.source_type = std::string(item == 4 ? "float32" : "float64") + (f_order ? " (Fortran order)" : " (C order)");
   return m;
@@ -374,11 +420,11 @@ DenseMatrix parse_idx(const std::string& bytes, const std::string& name) {
   return m;
 }
 
-DenseMatrix read_matrix(const std::string& path) {
+DenseMatrix read_matrix(const std::string& path, int max_dims) {
   std::string base = path;
   if (ends_with(base, ".gz")) base.resize(base.size() - 3);
   const std::string bytes = read_file(path);
-  if (ends_with(base, ".npy")) return parse_npy(bytes, path);
+  if (ends_with(base, ".npy")) return parse_npy(bytes, path, max_dims);
   if (ends_with(base, ".mtx")) return parse_mtx(bytes, path);
   if (ends_with(base, ".idx") || ends_with(base, "-ubyte") || base.find("idx") != std::string::npos)
     return parse_idx(bytes, path);

@@ -39,6 +39,9 @@ struct DenseMatrix {
   std::int64_t rows = 0, cols = 0;
   FloatBuffer data;
   std::string source_type;  ///< e.g. "float64 (C order)", converted to float32
+  /// An N-D (N > 2) array's extents, first index fastest as in data (rows = extents[0], cols the
+  /// product of the others: the mode-1 unfolding); empty for a matrix.
+  std::vector<std::int64_t> extents;
 };
 
 /// Largest matrix the readers accept (elements), so a corrupt header cannot ask for terabytes.
@@ -48,16 +51,28 @@ struct DenseMatrix {
 #endif
 constexpr std::int64_t kMaxElements = RANDNLA_IO_MAX_ELEMENTS;
 
-/// The whole file, decompressed when it is gzip data. Throws InvalidArgument(file, ...) when it
-/// cannot be read.
+/// The whole file, decompressed when it is gzip data (by its magic bytes, whatever its name), to
+/// at most 1032 times its size (deflate's largest ratio) and the machine's memory. Throws
+/// InvalidArgument(file, ...) when it cannot be read: missing, a directory, pipe or device, too
+/// large, corrupt or truncated gzip data.
 std::string read_file(const std::string& path);
 
-DenseMatrix parse_npy(const std::string& bytes, const std::string& name);
+/// The gzip data `compressed` (one or more members, RFC 1952, each checked against its CRC-32 and
+/// length) decompressed in memory, never to more than `limit` bytes. Throws InvalidArgument naming
+/// the file `name` for corrupt or truncated data, bytes after the last member that are not gzip
+/// data, or data that decompresses to more than `limit` bytes (the trailer's declared size only
+/// sizes the first allocation); std::bad_alloc when memory runs out.
+std::string gunzip(const std::string& compressed, const std::string& name, std::size_t limit);
+
+/// A .npy array of float32 or float64 (little-endian), C or Fortran order, of 1 to `max_dims`
+/// dimensions: a 1-D array is n x 1; an N-D one (N > 2) is kept with its extents (see DenseMatrix).
+DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims = 2);
 DenseMatrix parse_mtx(const std::string& bytes, const std::string& name);
 /// IDX: a 1-D file is n x 1, 2-D n x m, 3-D or more n x (product of the rest): one row per item.
 DenseMatrix parse_idx(const std::string& bytes, const std::string& name);
-/// By extension (.npy, .mtx, .idx/-ubyte, optionally .gz), after read_file.
-DenseMatrix read_matrix(const std::string& path);
+/// By extension (.npy, .mtx, .idx/-ubyte, optionally .gz), after read_file; a .npy of up to
+/// `max_dims` dimensions (2: a matrix only).
+DenseMatrix read_matrix(const std::string& path, int max_dims = 2);
 
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).
 std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols);
