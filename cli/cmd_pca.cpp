@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "plot.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 namespace randnla {
 namespace cli {

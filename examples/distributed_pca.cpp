@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "distributed/distributed.hpp"
+#include "randnla/distributed/distributed.hpp"
 #include "io/matrix_io.hpp"
-#include "mpi/mpi_communicator.hpp"
+#include "randnla/mpi/mpi_communicator.hpp"
 #ifdef RANDNLA_EXAMPLE_NCCL
-#include "nccl/nccl_transport.hpp"
+#include "randnla/nccl/nccl_transport.hpp"
 #endif
 
 using namespace randnla;

@@ -9,7 +9,7 @@
 
 #include "randnla/backends.hpp"
 #include "io/matrix_io.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 using namespace randnla;
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <random>
 
-#include "randnla.hpp"
+#include "randnla/randnla.hpp"
 
 using Matrix = Kokkos::View<float**, Kokkos::LayoutLeft>;
 

@@ -9,7 +9,7 @@
 
 #include "randnla/backends.hpp"
 #include "randnla/kokkos_compat.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);

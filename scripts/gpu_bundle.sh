@@ -22,7 +22,7 @@ cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense
 for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/examples/example_distributed_pca "$out/bin-debian/"
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
-cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
+cp build/lib/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, found beside the executable it is linked into
 # The kernel timeline (perf_tests/cupti_timeline.cpp) and the CUPTI it loads, where the toolkit has it.
 if cmake --build build -j "$jobs" --target cupti_timeline >/dev/null 2>&1; then
   cp build/perf_tests/libcupti_timeline.so "$out/bin-debian/"
@@ -49,7 +49,7 @@ if [ "${RANDNLA_BUNDLE_KOKKOS_CUDA:-1}" != 0 ] && [ -f .kokkos-cuda/lib/cmake/Ko
   cmake -S examples/trilinos_style -B "$consumer/build" -DCMAKE_PREFIX_PATH="$PWD/$consumer/prefix" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" >/dev/null
   cmake --build "$consumer/build" -j "$jobs"
-  cp "$consumer/build/consumer" build-kokkos-cuda/librandnla_cuda.so "$out/bin-kokkos-cuda/"
+  cp "$consumer/build/consumer" build-kokkos-cuda/lib/librandnla_cuda.so "$out/bin-kokkos-cuda/"
 fi
 
 # 3. The baseline's benchmarks, for a same-machine comparison.

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 

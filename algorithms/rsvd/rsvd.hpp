@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/precision_policy.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/common/precision_policy.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 
