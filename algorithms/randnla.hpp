@@ -31,7 +31,6 @@
 #include "randnla/tucker/tucker.hpp"
 #include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/kokkos_compat.hpp"
-#include "randnla/version.hpp"
 #include "randnla/rsvd/rsvd.hpp"
 
 namespace randnla {

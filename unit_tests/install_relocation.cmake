@@ -11,6 +11,7 @@
 # Needs no GPU: loading the module needs the CUDA libraries only.
 # Usage: cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK_DIR= -DCXX= -DCOMPONENTS="mpi;cuda" [-DKOKKOS_NEEDS_CUDA=ON]
 #              -P install_relocation.cmake
+cmake_minimum_required(VERSION 3.20)
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(rc)
