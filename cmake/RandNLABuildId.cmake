@@ -1,4 +1,4 @@
-# The build id (RANDNLA_BUILD_ID) and the build tree's include root (RANDNLA_INCLUDE_DIR).
+# The build id (RANDNLA_BUILD_ID) and the build tree's include root (RANDNLA_INCLUDE_DIRS).
 #
 # The build id is compiled into the library and into the CUDA module, which the library loads only
 # when they are equal (backends/cuda_module.cpp): "<version>+<commit>.<configuration hash>", the
@@ -25,14 +25,14 @@ ${CMAKE_BUILD_TYPE};${BUILD_SHARED_LIBS};${RANDNLA_ENABLE_CUDA}")
 string(SUBSTRING ${_randnla_config_hash} 0 8 _randnla_config_hash)
 set(RANDNLA_BUILD_ID "${PROJECT_VERSION}+${_randnla_commit}.${_randnla_config_hash}")
 
-set(RANDNLA_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in ${RANDNLA_INCLUDE_DIR}/randnla/version.hpp @ONLY)
-# <randnla/<algorithm>/...> and <randnla/randnla.hpp> in the build tree are the source folders,
-# linked (core/randnla, on the include path too, holds the rest of randnla/).
-set(_randnla_links common ${RANDNLA_ALGORITHMS} randnla.hpp)
-foreach(entry IN LISTS _randnla_links)
-  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/algorithms/${entry} ${RANDNLA_INCLUDE_DIR}/randnla/${entry} SYMBOLIC)
-endforeach()
-foreach(transport mpi nccl)
-  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/backends/${transport} ${RANDNLA_INCLUDE_DIR}/randnla/${transport} SYMBOLIC)
+# The include root of the build tree, as of the install, is randnla/: core/randnla/ (the vocabulary),
+# include/randnla/ (links to the algorithms' folders and the transports', committed, so that no
+# path of the build tree reaches the CUDA kernels' line tables) and the generated version.hpp.
+set(RANDNLA_INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in ${PROJECT_BINARY_DIR}/include/randnla/version.hpp @ONLY)
+foreach(entry IN LISTS RANDNLA_ALGORITHMS)
+  if(NOT EXISTS ${PROJECT_SOURCE_DIR}/include/randnla/${entry}/)
+    message(FATAL_ERROR "include/randnla/${entry} is missing: link it to the algorithm's folder, "
+                        "`ln -s ../../algorithms/${entry} include/randnla/${entry}`")
+  endif()
 endforeach()
