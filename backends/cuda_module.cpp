@@ -27,7 +27,9 @@ struct CudaModule {
 std::string directory_of_library() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&cuda_module_device_count), &info) == 0 || !info.dli_fname) return ".";
-  const std::string file(info.dli_fname);
+  char* resolved = realpath(info.dli_fname, nullptr);  // an executable run as ./bin/app is named so
+  const std::string file(resolved ? resolved : info.dli_fname);
+  std::free(resolved);
   const auto slash = file.find_last_of('/');
   return slash == std::string::npos ? "." : file.substr(0, slash);
 }
