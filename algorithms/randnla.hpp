@@ -24,15 +24,15 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "distributed/distributed.hpp"
-#include "lra/randomized_lra.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
-#include "tsqr/tsqr.hpp"
-#include "tucker/tucker.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "pca/pca.hpp"
+#include "randnla/distributed/distributed.hpp"
+#include "randnla/lra/randomized_lra.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/tsqr/tsqr.hpp"
+#include "randnla/tucker/tucker.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/pca/pca.hpp"
 #include "randnla/kokkos_compat.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 namespace randnla {
 

@@ -6,6 +6,7 @@
 
 #include "portable/portable_backend.hpp"
 #include "randnla/kokkos_compat.hpp"
+#include "randnla/version.hpp"
 #if defined(RANDNLA_HAVE_CUDA)
 #include "cuda_module.hpp"
 #endif
@@ -20,8 +21,36 @@ bool cuda_available() {
 #endif
 }
 
+CudaModuleStatus cuda_module_status() {
+#if defined(RANDNLA_HAVE_CUDA)
+  return loaded_cuda_module_status();
+#else
+  CudaModuleStatus s;
+  s.build_id = RANDNLA_BUILD_ID;
+  s.reason = "this build of randnla has no CUDA backend (RANDNLA_ENABLE_CUDA=OFF)";
+  return s;
+#endif
+}
+
+namespace {
+
+/// Auto's choice: the GPU where the CUDA backend can run there; never the host silently where a
+/// GPU is present but the module failed to load.
+BackendKind resolve_auto() {
+  if (cuda_available()) return BackendKind::Cuda;
+#if defined(RANDNLA_HAVE_CUDA)
+  const CudaModuleStatus s = cuda_module_status();
+  if (!s.loaded && s.gpu_present)
+    throw UnsupportedConfiguration("backend Auto: a GPU is present but " + s.reason +
+                                   "\n(ask for the host backend to run on the host)");
+#endif
+  return BackendKind::Host;
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
-  if (kind == BackendKind::Auto) kind = cuda_available() ? BackendKind::Cuda : BackendKind::Host;
+  if (kind == BackendKind::Auto) kind = resolve_auto();
   if (kind == BackendKind::Host) return make_portable_backend(Kokkos::DefaultHostExecutionSpace());
 #if defined(RANDNLA_HAVE_CUDA)
   return make_cuda_module_backend(device, nullptr);

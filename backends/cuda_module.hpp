@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "randnla/backend.hpp"
+#include "randnla/backends.hpp"
 
 namespace randnla {
 
@@ -16,10 +17,10 @@ int cuda_module_device_count();
 /// The CUDA backend on GPU `device`, queuing its work on `stream` (a cudaStream_t, or null for a
 /// stream of its own). Throws UnsupportedConfiguration when the module cannot be loaded (saying
 /// where it was looked for and why each failed) or no GPU is visible, InvalidArgument for a device
-/// that does not exist.
-///
-/// The module is looked for, in order: at $RANDNLA_CUDA_MODULE if set (and only there); beside
-/// the executable; in the build tree that built this library; in its install directory.
+/// that does not exist. Where the module is looked for: randnla::cuda_module_status().
 std::unique_ptr<Backend> make_cuda_module_backend(int device, void* stream);
+
+/// The module's state (loading it if it was not yet), for cuda_module_status().
+CudaModuleStatus loaded_cuda_module_status();
 
 }  // namespace randnla

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "lra/randomized_lra.hpp"
+#include "randnla/lra/randomized_lra.hpp"
 
 namespace randnla {
 namespace cli {

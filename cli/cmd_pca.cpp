@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "plot.hpp"
-#include "pca/pca.hpp"
+#include "randnla/pca/pca.hpp"
 
 namespace randnla {
 namespace cli {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 
 namespace randnla {
 namespace cli {

@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "randnla/report.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 namespace randnla {
 namespace cli {

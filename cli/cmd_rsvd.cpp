@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "commands.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 namespace randnla {
 namespace cli {

@@ -10,7 +10,7 @@
 
 #include "commands.hpp"
 #include "plot.hpp"
-#include "tucker/tucker.hpp"
+#include "randnla/tucker/tucker.hpp"
 
 namespace randnla {
 namespace cli {

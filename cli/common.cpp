@@ -15,9 +15,7 @@
 
 #include "commands.hpp"
 
-#ifndef RANDNLA_VERSION
-#define RANDNLA_VERSION "unknown"
-#endif
+#include "randnla/version.hpp"
 
 namespace randnla {
 namespace cli {

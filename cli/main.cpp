@@ -16,9 +16,7 @@
 #include "commands.hpp"
 #include "randnla/kokkos_compat.hpp"
 
-#ifndef RANDNLA_VERSION
-#define RANDNLA_VERSION "unknown"
-#endif
+#include "randnla/version.hpp"
 
 namespace {
 

@@ -10,9 +10,7 @@
 
 #include "randnla/error.hpp"
 
-#ifndef RANDNLA_VERSION
-#define RANDNLA_VERSION "unknown"
-#endif
+#include "randnla/version.hpp"
 
 namespace randnla {
 namespace cli {

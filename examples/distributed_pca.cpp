@@ -13,7 +13,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
-#include <randnla/mpi_communicator.hpp>
+#include <randnla/mpi/mpi_communicator.hpp>
 #include <randnla/randnla.hpp>
 #include "idx_images.hpp"
 

@@ -29,8 +29,8 @@
 #include "randnla/backends.hpp"
 #include "cuda/factorizations/symmetric_eig.cuh"
 #include "portable/factorizations/lapack.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/report.hpp"
 
 extern "C" {

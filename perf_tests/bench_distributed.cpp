@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "distributed/distributed.hpp"
-#include "mpi/mpi_communicator.hpp"
+#include "randnla/distributed/distributed.hpp"
+#include "randnla/mpi/mpi_communicator.hpp"
 #ifdef RANDNLA_BENCH_NCCL
-#include "nccl/nccl_transport.hpp"
+#include "randnla/nccl/nccl_transport.hpp"
 #endif
 
 using namespace randnla;

@@ -18,7 +18,7 @@
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
-#include "lra/randomized_lra.hpp"
+#include "randnla/lra/randomized_lra.hpp"
 
 using namespace randnla;
 

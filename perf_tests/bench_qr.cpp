@@ -17,8 +17,8 @@
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 using namespace randnla;
 

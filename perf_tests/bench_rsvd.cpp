@@ -11,7 +11,7 @@
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 using namespace randnla;
 

@@ -17,7 +17,7 @@
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 
 using namespace randnla;
 

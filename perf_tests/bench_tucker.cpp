@@ -16,7 +16,7 @@
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
-#include "tucker/tucker.hpp"
+#include "randnla/tucker/tucker.hpp"
 
 using namespace randnla;
 

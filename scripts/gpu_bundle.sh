@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the CUDA configurations here (no GPU needed) and gathers what the GPU machine lacks into
-# .device/: the test and benchmark binaries, the Trilinos-style consumer built against the
-# installed CUDA-enabled-Kokkos package, and the non-CUDA shared libraries they load (Debian's
-# Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
+# .device/: the test and benchmark binaries, an install (moved there) with a consumer of it, the
+# tutorial's program built against the installed CUDA-enabled-Kokkos package, and the non-CUDA
+# shared libraries they load (Debian's Kokkos, OpenBLAS, ...). scripts/gpu_run.sh runs them there.
 # Usage: [RANDNLA_BUNDLE_DATA=0] [RANDNLA_BUNDLE_KOKKOS_CUDA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
 #   RANDNLA_BUNDLE_KOKKOS_CUDA=0: leave the CUDA-enabled Kokkos configuration out (benchmarks only).
 #   BASELINE_COMMIT: also build that commit's bench_gemm, bench_rsvd, bench_qr, bench_tucker and
@@ -22,7 +22,15 @@ cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense
 for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/examples/example_distributed_pca "$out/bin-debian/"
 cp build/perf_tests/bench_* build/cli/randnla "$out/bin-debian/"
-cp build/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, looked for beside the executable
+cp build/lib/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, found beside the executable it is linked into
+# The install, moved: built here at build/, installed, and run on the GPU machine from wherever the
+# bundle lands (scripts/gpu_run.sh checks that the module loads from it and the GPU runs).
+cmake --install build --prefix "$out/install" >/dev/null
+rm -rf "$out/install/include" "$out/install/share"
+cmake -S unit_tests/install_consumer -B build/gpu-consumer -DCMAKE_PREFIX_PATH="$PWD/$out/install" -DCOMPONENTS=cuda \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/gpu-consumer -j "$jobs" >/dev/null
+cp build/gpu-consumer/consumer "$out/install/bin/"
 # The kernel timeline (perf_tests/cupti_timeline.cpp) and the CUPTI it loads, where the toolkit has it.
 if cmake --build build -j "$jobs" --target cupti_timeline >/dev/null 2>&1; then
   cp build/perf_tests/libcupti_timeline.so "$out/bin-debian/"
@@ -46,10 +54,11 @@ if [ "${RANDNLA_BUNDLE_KOKKOS_CUDA:-1}" != 0 ] && [ -f .kokkos-cuda/lib/cmake/Ko
   done
   consumer=build-kokkos-cuda/consumer
   rm -rf "$consumer" && cmake --install build-kokkos-cuda --prefix "$consumer/prefix" >/dev/null
-  cmake -S examples/trilinos_style -B "$consumer/build" -DCMAKE_PREFIX_PATH="$PWD/$consumer/prefix" \
+  cmake -S examples -B "$consumer/build" -DCMAKE_PREFIX_PATH="$PWD/$consumer/prefix" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" >/dev/null
-  cmake --build "$consumer/build" -j "$jobs"
-  cp "$consumer/build/consumer" build-kokkos-cuda/librandnla_cuda.so "$out/bin-kokkos-cuda/"
+  cmake --build "$consumer/build" -j "$jobs" --target example_tutorial
+  cp "$consumer/build/example_tutorial" "$out/bin-kokkos-cuda/consumer"
+  cp build-kokkos-cuda/lib/librandnla_cuda.so "$out/bin-kokkos-cuda/"
 fi
 
 # 3. The baseline's benchmarks, for a same-machine comparison.
@@ -88,14 +97,14 @@ rm -rf "$mpi/lib/x86_64-linux-gnu/openmpi/include" "$mpi/lib/x86_64-linux-gnu/pm
 cp -a /usr/share/openmpi "$mpi/share/"
 
 # 5. Shared libraries that are not the C runtime or CUDA's and NCCL (the GPU machine has those).
-for bin in "$out"/bin-*/* "$mpi"/bin/orte* "$mpi"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
+for bin in "$out"/bin-*/* "$out"/install/bin/* "$mpi"/bin/orte* "$mpi"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
   "$mpi"/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so; do
   [ -f "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' || true
 done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux|libcuda|libcublas|libcublasLt|libcusolver|libcudart|libcurand|libnvJitLink|libcusparse|libnccl)[.-]' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"
-strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* 2>/dev/null || true
+strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* "$out"/install/bin/* "$out"/install/lib/*.so 2>/dev/null || true
 # The working tree that travels is limited to 64 MiB: send one archive, xz-compressed.
 mkdir -p .device-carry
 rm -f .device-carry/bundle.tar.*

@@ -92,6 +92,15 @@ if [ "$what" != bench ]; then
     echo "$r $name $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | tr '\n' ' ')"
     [ $r = FAIL ] && tail -40 "$logs/$name.log"
   done
+  # The install, moved here from where it was built and installed: its consumer must load the
+  # CUDA module from it, and its tool must run on the GPU.
+  if [ -x .device/install/bin/consumer ]; then
+    if RANDNLA_CONSUMER_PREFIX=$PWD/.device/install .device/install/bin/consumer > "$logs/moved_install.log" 2>&1 &&
+       .device/install/bin/randnla rsvd --input .device/data/train-images-idx3-ubyte.gz --rank 16 --backend auto \
+         --json "$logs/moved_install_rsvd.json" -o "$logs/moved_install_rsvd" -f >> "$logs/moved_install.log" 2>&1 &&
+       grep -q '"backend": *"NVIDIA' "$logs/moved_install_rsvd.json"; then r=PASS; else r=FAIL; status=1; fi
+    echo "$r moved install: $(cat "$logs/moved_install.log"; grep -o '"backend": *"[^"]*"' "$logs/moved_install_rsvd.json")"
+  fi
   if [ -x .device/bin-kokkos-cuda/consumer ]; then
     if .device/bin-kokkos-cuda/consumer > "$logs/consumer.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
     echo "$r consumer: $(cat "$logs/consumer.log")"

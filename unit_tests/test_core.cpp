@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "randnla/backends.hpp"
+#include "randnla/version.hpp"
 #include "randnla/kokkos_compat.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"
@@ -117,21 +118,49 @@ TEST(Errors, HierarchyAndParsers) {
 #endif
 }
 
-// A build with CUDA whose module cannot be loaded still runs on the host, and asking for the GPU
-// names every path tried. Run by the ctest entry cuda_module_missing, which points
+// A build with CUDA whose module cannot be loaded runs Auto on the host only where no GPU is
+// present (elsewhere Auto says why it cannot use the GPU), its status says why, and asking for
+// the GPU names every path tried. Run by the ctest entry cuda_module_missing, which points
 // RANDNLA_CUDA_MODULE at a file that does not exist (the module is looked up once per process).
-TEST(CudaModule, MissingModuleLeavesTheHostAndNamesThePathTried) {
+TEST(CudaModule, MissingModuleIsReportedAndNamesThePathTried) {
   const std::string missing = "/nonexistent/librandnla_cuda.so";
   const char* path = std::getenv("RANDNLA_CUDA_MODULE");
   if (!path || path != missing) GTEST_SKIP() << "run with RANDNLA_CUDA_MODULE=" << missing;
   EXPECT_FALSE(cuda_available());
-  EXPECT_NE(make_backend(BackendKind::Auto), nullptr);
+  const CudaModuleStatus status = cuda_module_status();
+  EXPECT_TRUE(status.built);
+  EXPECT_FALSE(status.loaded);
+  EXPECT_TRUE(status.path.empty()) << status.path;
+  EXPECT_NE(status.reason.find(missing), std::string::npos) << status.reason;
+  if (status.gpu_present) {
+    try {
+      make_backend(BackendKind::Auto);
+      ADD_FAILURE() << "Auto ran on the host although a GPU is present and the module is missing";
+    } catch (const UnsupportedConfiguration& e) {
+      EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+    }
+  } else {
+    EXPECT_NE(make_backend(BackendKind::Auto), nullptr);
+  }
   try {
     make_backend(BackendKind::Cuda);
     ADD_FAILURE() << "make_backend(Cuda) returned without the module";
   } catch (const UnsupportedConfiguration& e) {
     EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
   }
+}
+
+// Without CUDA in the build, the status says so and names this build.
+TEST(CudaModule, StatusOfThisBuild) {
+  const CudaModuleStatus status = cuda_module_status();
+  EXPECT_EQ(status.build_id, RANDNLA_BUILD_ID);
+#if !defined(RANDNLA_HAVE_CUDA)
+  EXPECT_FALSE(status.built);
+  EXPECT_FALSE(status.loaded);
+  EXPECT_NE(status.reason.find("RANDNLA_ENABLE_CUDA=OFF"), std::string::npos) << status.reason;
+#else
+  if (!std::getenv("RANDNLA_CUDA_MODULE")) EXPECT_TRUE(status.loaded) << status.reason;
+#endif
 }
 
 // The nearest FP16 to x, found by brute force over FP16 neighbours: an independent reference.

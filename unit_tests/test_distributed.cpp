@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "distributed/distributed.hpp"
-#include "mpi/mpi_communicator.hpp"
+#include "randnla/distributed/distributed.hpp"
+#include "randnla/mpi/mpi_communicator.hpp"
 #ifdef RANDNLA_TEST_NCCL
-#include "nccl/nccl_transport.hpp"
+#include "randnla/nccl/nccl_transport.hpp"
 #endif
-#include "randnla.hpp"
+#include "randnla/randnla.hpp"
 
 using namespace randnla;
 

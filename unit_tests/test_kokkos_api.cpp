@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "randnla.hpp"
+#include "randnla/randnla.hpp"
 #include "test_support.hpp"
 
 namespace randnla {

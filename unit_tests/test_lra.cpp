@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "lra/randomized_lra.hpp"
-#include "randnla.hpp"
+#include "randnla/lra/randomized_lra.hpp"
+#include "randnla/randnla.hpp"
 #include "test_support.hpp"
 
 using namespace randnla;

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "rsvd/svd_through_gram.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/rsvd/svd_through_gram.hpp"
 #include "test_support.hpp"
 
 namespace randnla {

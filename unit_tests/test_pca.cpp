@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "pca/pca.hpp"
+#include "randnla/pca/pca.hpp"
 #include "portable/factorizations/lapack.hpp"
 #include "randnla/backends.hpp"
 #include "test_support.hpp"

@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "randnla/backends.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 #include "test_support.hpp"
 
 namespace randnla {

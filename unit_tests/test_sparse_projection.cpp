@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "io/matrix_io.hpp"
-#include "randnla.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/randnla.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 #include "test_support.hpp"
 
 using namespace randnla;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "randnla/backend.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
 
 namespace randnla {
 namespace test {

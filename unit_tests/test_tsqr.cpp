@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "randnla.hpp"
+#include "randnla/randnla.hpp"
 #include "test_support.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 using namespace randnla;
 

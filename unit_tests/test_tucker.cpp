@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "randnla.hpp"
+#include "randnla/randnla.hpp"
 #include "test_support.hpp"
-#include "tucker/tucker.hpp"
+#include "randnla/tucker/tucker.hpp"
 
 using namespace randnla;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "common/range_finder.hpp"
+#include "randnla/common/range_finder.hpp"
 
 namespace randnla {
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "common/precision_policy.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/common/precision_policy.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 
 namespace randnla {

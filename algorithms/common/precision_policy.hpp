@@ -6,7 +6,7 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "common/options.hpp"
+#include "randnla/common/options.hpp"
 #include "randnla/random_operator.hpp"
 
 namespace randnla {

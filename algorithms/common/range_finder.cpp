@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "common/checks.hpp"
+#include "randnla/common/checks.hpp"
 
 namespace randnla {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/linear_operator.hpp"
+#include "randnla/common/linear_operator.hpp"
 #include "randnla/report.hpp"
 
 namespace randnla {

@@ -3,7 +3,7 @@
 // ranks only in its sums.
 #pragma once
 
-#include "distributed/distributed.hpp"
+#include "randnla/distributed/distributed.hpp"
 
 namespace randnla {
 

@@ -12,8 +12,8 @@
 #include "randnla/backend.hpp"
 #include "randnla/communicator.hpp"
 #include "randnla/report.hpp"
-#include "rsvd/rsvd.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/rsvd/rsvd.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 namespace randnla {
 

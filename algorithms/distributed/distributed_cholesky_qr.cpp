@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "distributed.hpp"
-#include "distributed/cholesky_qr2_rows.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/distributed/cholesky_qr2_rows.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/random_operator.hpp"
 #include "randnla/report.hpp"
 

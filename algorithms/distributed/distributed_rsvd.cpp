@@ -3,12 +3,12 @@
 #include <cstring>
 #include <string>
 
-#include "common/checks.hpp"
-#include "common/precision_policy.hpp"
-#include "common/range_finder.hpp"
+#include "randnla/common/checks.hpp"
+#include "randnla/common/precision_policy.hpp"
+#include "randnla/common/range_finder.hpp"
 #include "distributed.hpp"
-#include "distributed/cholesky_qr2_rows.hpp"
-#include "rsvd/svd_through_gram.hpp"
+#include "randnla/distributed/cholesky_qr2_rows.hpp"
+#include "randnla/rsvd/svd_through_gram.hpp"
 
 namespace randnla {
 namespace {

@@ -1,14 +1,14 @@
 // Randomized LRA with refinement and recompression (randomized_lra.hpp).
-#include "lra/randomized_lra.hpp"
+#include "randnla/lra/randomized_lra.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "common/checks.hpp"
-#include "common/range_finder.hpp"
-#include "rsvd/svd_through_gram.hpp"
+#include "randnla/common/checks.hpp"
+#include "randnla/common/range_finder.hpp"
+#include "randnla/rsvd/svd_through_gram.hpp"
 #include "randnla/random_operator.hpp"
 
 namespace randnla {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/options.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/common/options.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 

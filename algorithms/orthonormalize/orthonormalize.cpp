@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "randnla/random_operator.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 namespace randnla {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "common/checks.hpp"
-#include "common/linear_operator.hpp"
-#include "rsvd/rsvd_of_operator.hpp"
+#include "randnla/common/checks.hpp"
+#include "randnla/common/linear_operator.hpp"
+#include "randnla/rsvd/rsvd_of_operator.hpp"
 
 namespace randnla {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 
 namespace randnla {
 

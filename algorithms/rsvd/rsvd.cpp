@@ -4,10 +4,10 @@
 #include <cmath>
 #include <memory>
 
-#include "common/checks.hpp"
-#include "common/residual.hpp"
+#include "randnla/common/checks.hpp"
+#include "randnla/common/residual.hpp"
 #include "rsvd_of_operator.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 #include "svd_through_gram.hpp"
 
 namespace randnla {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "common/options.hpp"
-#include "common/precision_policy.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/common/options.hpp"
+#include "randnla/common/precision_policy.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 

@@ -1,8 +1,8 @@
 // The fixed-rank randomized SVD of any LinearOperator: the steps rsvd() and the PCA share.
 #pragma once
 
-#include "common/linear_operator.hpp"
-#include "common/range_finder.hpp"
+#include "randnla/common/linear_operator.hpp"
+#include "randnla/common/range_finder.hpp"
 #include "rsvd.hpp"
 
 namespace randnla {

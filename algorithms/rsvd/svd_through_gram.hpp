@@ -1,7 +1,7 @@
 // The thin SVD of a tall matrix through its Gram matrix in FP64: the small SVD of the RSVD.
 #pragma once
 
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 
 namespace randnla {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
 
 namespace randnla {
 

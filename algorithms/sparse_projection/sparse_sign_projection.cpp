@@ -1,9 +1,9 @@
 // Very sparse random projection (sparse_sign_projection.hpp).
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 
 #include <cmath>
 
-#include "common/checks.hpp"
+#include "randnla/common/checks.hpp"
 #include "randnla/report.hpp"
 
 namespace randnla {

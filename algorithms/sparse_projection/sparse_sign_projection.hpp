@@ -9,8 +9,8 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
-#include "sparse_projection/sparse_projection_ops.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_projection_ops.hpp"
 
 namespace randnla {
 

@@ -1,5 +1,5 @@
 // One Householder QR and one product per block (blockwise_tsqr_ops.hpp).
-#include "tsqr/blockwise_tsqr_ops.hpp"
+#include "randnla/tsqr/blockwise_tsqr_ops.hpp"
 
 #include <vector>
 

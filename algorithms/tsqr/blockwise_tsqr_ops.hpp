@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 

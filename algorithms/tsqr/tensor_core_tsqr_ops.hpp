@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "tsqr/tsqr_arithmetic.hpp"
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_arithmetic.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 

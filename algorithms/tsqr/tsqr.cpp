@@ -1,13 +1,13 @@
 // Tall-skinny QR by a reduction tree (tsqr.hpp).
-#include "tsqr/tsqr.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "tsqr/blockwise_tsqr_ops.hpp"
-#include "tsqr/tensor_core_tsqr_ops.hpp"
+#include "randnla/tsqr/blockwise_tsqr_ops.hpp"
+#include "randnla/tsqr/tensor_core_tsqr_ops.hpp"
 
 namespace randnla {
 namespace {

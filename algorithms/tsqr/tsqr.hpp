@@ -6,7 +6,7 @@
 #include <string>
 
 #include "randnla/backend.hpp"
-#include "tsqr/tsqr_arithmetic.hpp"
+#include "randnla/tsqr/tsqr_arithmetic.hpp"
 
 namespace randnla {
 

@@ -3,8 +3,8 @@
 #include <memory>
 #include <optional>
 
-#include "common/checks.hpp"
-#include "common/range_finder.hpp"
+#include "randnla/common/checks.hpp"
+#include "randnla/common/range_finder.hpp"
 #include "tucker.hpp"
 
 namespace randnla {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/precision_policy.hpp"
+#include "randnla/common/precision_policy.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/tensor_view.hpp"
 

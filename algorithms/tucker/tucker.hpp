@@ -9,13 +9,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/options.hpp"
-#include "common/precision_policy.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/common/options.hpp"
+#include "randnla/common/precision_policy.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
 #include "randnla/report.hpp"
 #include "randnla/tensor_view.hpp"
-#include "tucker/tensor.hpp"
+#include "randnla/tucker/tensor.hpp"
 
 namespace randnla {
 

@@ -1,10 +1,12 @@
 // The entry points of the CUDA backend's module (librandnla_cuda.so), which backends/cuda_module.cpp
 // loads on first use and looks up by these names.
 #include "cuda_backend.hpp"
+#include "randnla/version.hpp"
 
 extern "C" {
 
-const char* randnla_cuda_module_version() { return RANDNLA_VERSION; }
+/// The build id of the randnla build this module belongs to: the library loads it only when equal.
+const char* randnla_cuda_module_build_id() { return RANDNLA_BUILD_ID; }
 
 int randnla_cuda_device_count() { return randnla::cuda_device_count(); }
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

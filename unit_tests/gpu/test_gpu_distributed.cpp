@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "distributed/distributed.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "rsvd/rsvd.hpp"
+#include "randnla/distributed/distributed.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/rsvd/rsvd.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

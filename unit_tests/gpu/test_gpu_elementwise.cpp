@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

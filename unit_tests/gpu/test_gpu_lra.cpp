@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "randnla/backends.hpp"
-#include "lra/randomized_lra.hpp"
+#include "randnla/lra/randomized_lra.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

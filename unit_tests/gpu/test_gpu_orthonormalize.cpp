@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
-#include "orthonormalize/orthonormalize.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "rsvd/rsvd.hpp"
-#include "rsvd/svd_through_gram.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/rsvd/rsvd.hpp"
+#include "randnla/rsvd/svd_through_gram.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

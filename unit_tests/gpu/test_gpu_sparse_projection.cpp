@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "rsvd/rsvd.hpp"
-#include "sparse_projection/sparse_sign_projection.hpp"
+#include "randnla/rsvd/rsvd.hpp"
+#include "randnla/sparse_projection/sparse_sign_projection.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

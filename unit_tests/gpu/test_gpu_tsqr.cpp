@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "tsqr/tsqr.hpp"
+#include "randnla/tsqr/tsqr.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
-#include "orthonormalize/orthonormalize.hpp"
-#include "tucker/tucker.hpp"
+#include "randnla/orthonormalize/orthonormalize.hpp"
+#include "randnla/tucker/tucker.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cuda/products/tc_gemm.cuh"
-#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

@@ -20,7 +20,7 @@
 #include "cuda/context/cuda_check.hpp"
 #include "cuda/context/kernel_config.cuh"
 #include "cuda/tc/mma_f64.cuh"
-#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

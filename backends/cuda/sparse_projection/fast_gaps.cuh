@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "randnla/philox.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
 
 namespace randnla {
 namespace cuda {

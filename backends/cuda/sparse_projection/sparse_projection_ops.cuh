@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "sparse_projection/sparse_projection_ops.hpp"
+#include "randnla/sparse_projection/sparse_projection_ops.hpp"
 #include "cuda/context/stream_memory.cuh"
 
 namespace randnla {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "randnla/matrix_view.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
 #include "cuda/context/stream_memory.cuh"
 
 namespace randnla {

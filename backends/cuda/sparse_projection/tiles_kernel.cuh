@@ -25,7 +25,7 @@
 #include "randnla/matrix_view.hpp"
 #include "randnla/philox.hpp"
 #include "randnla/precision.hpp"
-#include "sparse_projection/sparse_sign_operator.hpp"
+#include "randnla/sparse_projection/sparse_sign_operator.hpp"
 #include "fast_gaps.cuh"
 
 namespace randnla {

@@ -11,7 +11,7 @@
 
 #include "cuda/elementwise/for_each.cuh"
 #include "cuda/context/kernel_config.cuh"
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

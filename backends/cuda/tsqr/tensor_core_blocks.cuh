@@ -12,8 +12,8 @@
 #include <mma.h>
 
 #include "cuda/elementwise/for_each.cuh"
-#include "tsqr/tsqr_arithmetic.hpp"
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_arithmetic.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

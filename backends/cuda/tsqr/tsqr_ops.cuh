@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "tsqr/tensor_core_tsqr_ops.hpp"
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tensor_core_tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

@@ -7,7 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/elementwise/for_each.cuh"
-#include "tsqr/tsqr_ops.hpp"
+#include "randnla/tsqr/tsqr_ops.hpp"
 
 namespace randnla {
 namespace cuda {

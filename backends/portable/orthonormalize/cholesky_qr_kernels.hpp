@@ -2,7 +2,7 @@
 // the portable backend's execution space.
 #pragma once
 
-#include "orthonormalize/cholesky_qr_ops.hpp"
+#include "randnla/orthonormalize/cholesky_qr_ops.hpp"
 #include "portable/kernels.hpp"
 
 namespace randnla {

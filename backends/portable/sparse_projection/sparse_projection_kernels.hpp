@@ -3,7 +3,7 @@
 #pragma once
 
 #include "portable/kernels.hpp"
-#include "sparse_projection/sparse_projection_ops.hpp"
+#include "randnla/sparse_projection/sparse_projection_ops.hpp"
 
 namespace randnla {
 namespace portable {

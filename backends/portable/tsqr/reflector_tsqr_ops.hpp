@@ -12,7 +12,7 @@
 #include <string>
 
 #include "portable/kernels.hpp"
-#include "tsqr/tensor_core_tsqr_ops.hpp"
+#include "randnla/tsqr/tensor_core_tsqr_ops.hpp"
 
 namespace randnla {
 namespace portable {

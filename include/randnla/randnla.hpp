@@ -1,0 +1,1 @@
+../../algorithms/randnla.hpp
