@@ -24,12 +24,18 @@ def gemm_rows(path):
     return rows
 
 
+def same_name(sketch):
+    """A sketch's row under today's name: before #53 item 3 the split products were "shgemm-fp16"
+    and "shgemm-tf32"."""
+    return {"shgemm-fp16": "split-fp16", "shgemm-tf32": "split-tf32"}.get(sketch, sketch)
+
+
 def rsvd_rows(path):
     rows = {}
     for line in open(path):
         m = re.match(r"n=(\d+) q=(\d+) (\S+)\s+total\s+([0-9.]+) ms.*error", line)
         if m:  # a sketch's row (the line of auto's phases has no error)
-            rows[(m.group(1), m.group(2), m.group(3))] = float(m.group(4))
+            rows[(m.group(1), m.group(2), same_name(m.group(3)))] = float(m.group(4))
     return rows
 
 
