@@ -357,3 +357,7 @@ Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer
 }
 
 }  // namespace randnla
+
+// Every algorithm's own Kokkos entry points (algorithms/<name>/kokkos_api.hpp), generated from
+// RANDNLA_ALGORITHMS: a new algorithm adds its file, not a line here.
+#include "randnla/algorithms.hpp"

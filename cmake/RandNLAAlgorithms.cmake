@@ -1,7 +1,9 @@
 # From RANDNLA_ALGORITHMS: the algorithms' sources (RANDNLA_ALGORITHM_SOURCES), their CUDA kernels
 # (RANDNLA_ALGORITHM_CUDA_SOURCES, and RANDNLA_ALGORITHM_SM90_SOURCES for the *_sm90.cu files that
-# exist only as sm_90a code), and, in RANDNLA_GENERATED_DIR, each backend's provide_algorithm_ops:
-# the one place that hands a backend the operations of every listed algorithm that has any there.
+# exist only as sm_90a code), in RANDNLA_GENERATED_DIR each backend's provide_algorithm_ops: the
+# one place that hands a backend the operations of every listed algorithm that has any there; and
+# the public header randnla/algorithms.hpp, which includes every listed algorithm's Kokkos entry
+# points (algorithms/<name>/kokkos_api.hpp, where it has them) for randnla/randnla.hpp.
 set(RANDNLA_GENERATED_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
 set(RANDNLA_ALGORITHM_SOURCES)
 set(RANDNLA_ALGORITHM_CUDA_SOURCES)
@@ -10,9 +12,13 @@ set(_portable_includes "")
 set(_portable_calls "")
 set(_cuda_declarations "")
 set(_cuda_calls "")
+set(_kokkos_entries "")
 foreach(alg IN LISTS RANDNLA_ALGORITHMS)
   if(NOT IS_DIRECTORY ${PROJECT_SOURCE_DIR}/algorithms/${alg})
     message(FATAL_ERROR "RANDNLA_ALGORITHMS: algorithms/${alg}/ does not exist")
+  endif()
+  if(EXISTS ${PROJECT_SOURCE_DIR}/algorithms/${alg}/kokkos_api.hpp)
+    string(APPEND _kokkos_entries "#include \"randnla/${alg}/kokkos_api.hpp\"\n")
   endif()
   file(GLOB _sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/algorithms/${alg}/*.cpp)
   list(APPEND RANDNLA_ALGORITHM_SOURCES ${_sources})
@@ -66,3 +72,11 @@ ${_cuda_calls}}
 }  // namespace cuda
 }  // namespace randnla
 ")
+
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/include/randnla/algorithms.hpp CONTENT
+"// Generated from RANDNLA_ALGORITHMS by cmake/RandNLAAlgorithms.cmake: do not edit. The Kokkos
+// entry points of every algorithm that has its own (algorithms/<name>/kokkos_api.hpp); include
+// <randnla/randnla.hpp>, which includes this.
+#pragma once
+
+${_kokkos_entries}")

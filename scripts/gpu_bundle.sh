@@ -26,11 +26,12 @@ cp build/lib/librandnla_cuda.so "$out/bin-debian/"  # the CUDA backend, found be
 # The install, moved: built here at build/, installed, and run on the GPU machine from wherever the
 # bundle lands (scripts/gpu_run.sh checks that the module loads from it and the GPU runs).
 cmake --install build --prefix "$out/install" >/dev/null
-rm -rf "$out/install/include" "$out/install/share"
 cmake -S unit_tests/install_consumer -B build/gpu-consumer -DCMAKE_PREFIX_PATH="$PWD/$out/install" -DCOMPONENTS=cuda \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/gpu-consumer -j "$jobs" >/dev/null
 cp build/gpu-consumer/consumer "$out/install/bin/"
+ln -sf ../install/lib/librandnla_cuda.so "$out/bin-debian/librandnla_cuda.so"  # one copy in the bundle (64 MiB travel)
+rm -rf "$out/install/include" "$out/install/share"  # what only a build against it needs
 # The kernel timeline (perf_tests/cupti_timeline.cpp) and the CUPTI it loads, where the toolkit has it.
 if cmake --build build -j "$jobs" --target cupti_timeline >/dev/null 2>&1; then
   cp build/perf_tests/libcupti_timeline.so "$out/bin-debian/"
