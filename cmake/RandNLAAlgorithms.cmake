@@ -58,15 +58,20 @@ ${_portable_calls}}
 }  // namespace randnla
 ")
 
-file(CONFIGURE OUTPUT ${RANDNLA_GENERATED_DIR}/cuda_algorithm_ops.cu CONTENT
+# A header, included by backends/cuda/cuda_backend.cu, not a generated .cu: a compiled file of the
+# build tree would put the build's path into the module (the device code's file names).
+file(CONFIGURE OUTPUT ${RANDNLA_GENERATED_DIR}/cuda_algorithm_ops.cuh CONTENT
 "// Generated from RANDNLA_ALGORITHMS by cmake/RandNLAAlgorithms.cmake: do not edit.
+#pragma once
+
 #include \"cuda/context/resources.cuh\"
 
 namespace randnla {
 namespace cuda {
 
 ${_cuda_declarations}
-void provide_algorithm_ops([[maybe_unused]] const Resources& r, [[maybe_unused]] DeviceContext& c) {
+/// Provides every listed algorithm's operations on the CUDA backend's context `c`.
+inline void provide_algorithm_ops([[maybe_unused]] const Resources& r, [[maybe_unused]] DeviceContext& c) {
 ${_cuda_calls}}
 
 }  // namespace cuda

@@ -9,6 +9,7 @@
 #include "cuda/products/cuda_products.cuh"
 #include "cuda/random/cuda_random.cuh"
 #include "cuda/reductions/cuda_reductions.cuh"
+#include "cuda_algorithm_ops.cuh"  // generated from RANDNLA_ALGORITHMS
 
 namespace randnla {
 
@@ -21,9 +22,6 @@ int cuda_device_count() {
   return n;
 }
 
-namespace cuda {
-void provide_algorithm_ops(const Resources& r, DeviceContext& c);  // generated from RANDNLA_ALGORITHMS
-}  // namespace cuda
 
 namespace {
 
