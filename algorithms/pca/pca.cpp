@@ -30,7 +30,8 @@ struct Samples {
 Op transposed(Op op) { return op == Op::N ? Op::T : Op::N; }
 
 /// Xc = X - 1 mu^T (m x n), never formed: each product is X's, in the precision policy's
-/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). X has
+/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). A
+/// row-major X is its stored transpose's products with the operands' roles swapped (X Z = S^T Z). X has
 /// been checked (a finite mu holds only where X is finite); its sketch is checked for overflow.
 class CentredOperator final : public LinearOperator {
  public:

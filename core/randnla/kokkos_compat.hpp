@@ -114,6 +114,7 @@ std::string strides_of(const KV& v) {
 }
 
 namespace compat {
+/// The randnla memory space of a Kokkos view type: Host where the host can access it, else Device.
 template <class KV>
 MemorySpace space_of() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename KV::memory_space>::accessible ? MemorySpace::Host
