@@ -57,6 +57,48 @@ TEST(KokkosAdapter, LayoutLeftAcceptedLayoutRightRejected) {
   EXPECT_EQ(s.ld(), 7);
 }
 
+// storage_of reads each layout from its strides, deterministically where both readings hold, and
+// transposed_view_of maps a row-major view onto A^T in the same memory.
+TEST(KokkosAdapter, StorageOfEveryLayoutAndItsCornerCases) {
+  using Strided = Kokkos::View<float**, Kokkos::LayoutStride, Kokkos::HostSpace>;
+  float x[64] = {};
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> right("R", 7, 3);
+  EXPECT_EQ(storage_of(right), ViewStorage::RowMajor);
+  const auto t = transposed_view_of(right, "A");
+  EXPECT_EQ(t.rows(), 3);
+  EXPECT_EQ(t.cols(), 7);
+  EXPECT_EQ(&t(2, 5), &right(5, 2));
+  EXPECT_EQ(storage_of(Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace>("L", 7, 3)), ViewStorage::ColumnMajor);
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(4, 1, 3, 9))), ViewStorage::ColumnMajor);  // ld 9
+  EXPECT_EQ(transposed_view_of(Strided(x, Kokkos::LayoutStride(4, 5, 3, 1))).ld(), 5);           // A^T's ld 5
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(4, 2, 3, 8))), ViewStorage::Strided);
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(4, 1, 3, 2))), ViewStorage::Strided);  // columns overlap
+  // 1 x n, n x 1, 1 x 1 and empty views read both ways: column-major, always.
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(1, 5, 6, 1))), ViewStorage::ColumnMajor);
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(6, 1, 1, 1))), ViewStorage::ColumnMajor);
+  EXPECT_EQ(storage_of(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("R", 1, 6)), ViewStorage::ColumnMajor);
+  EXPECT_EQ(storage_of(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("R", 0, 6)), ViewStorage::ColumnMajor);
+  EXPECT_EQ(view_of(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("R", 1, 6)).ld(), 1);
+  // A column of a row-major matrix (n x 1, stride n) is row-major: A^T is 1 x n.
+  EXPECT_EQ(storage_of(Strided(x, Kokkos::LayoutStride(6, 3, 1, 1))), ViewStorage::RowMajor);
+  EXPECT_NE(invalid_message([&] { view_of(Strided(x, Kokkos::LayoutStride(4, 2, 3, 8)), "A"); }).find("strides (2, 8)"),
+            std::string::npos);
+}
+
+// packed_order_of: the order of the modes in which a tensor view's memory is packed.
+TEST(KokkosAdapter, PackedOrderOfEveryLayout) {
+  using Strided = Kokkos::View<float***, Kokkos::LayoutStride, Kokkos::HostSpace>;
+  float x[128] = {};
+  EXPECT_EQ(packed_order_of(Kokkos::View<float***, Kokkos::LayoutLeft, Kokkos::HostSpace>("L", 2, 3, 4)),
+            (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(packed_order_of(Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace>("R", 2, 3, 4)),
+            (std::vector<int>{2, 1, 0}));
+  EXPECT_EQ(packed_order_of(Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace>("R", 5, 1, 4)),
+            (std::vector<int>{2, 1, 0}));  // the extent-1 mode's stride ties
+  EXPECT_EQ(packed_order_of(Strided(x, Kokkos::LayoutStride(2, 3, 3, 1, 4, 6))), (std::vector<int>{1, 0, 2}));
+  EXPECT_TRUE(packed_order_of(Strided(x, Kokkos::LayoutStride(2, 1, 3, 3, 4, 9))).empty());  // padded
+}
+
 // Rank-3 to rank-5 LayoutLeft Kokkos views map onto tensor views of the same memory, element for
 // element; the mode-0 unfolding and the last mode's columns are matrix views of it.
 template <class KV>
@@ -98,7 +140,7 @@ TEST(TensorView, LayoutRightAndOverlappingStridesAreRefused) {
     tensor_view_of(right, "T");
     ADD_FAILURE() << "LayoutRight accepted";
   } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.parameter(), "T.layout");
+    EXPECT_EQ(e.parameter(), "T.mode1.stride");  // 5 < 3 x 20: mode 1 overlaps mode 0's slices
   }
   float x[64];
   EXPECT_THROW((TensorView<float, 3>(x, {4, 4, 4}, {1, 3, 16}, MemorySpace::Host, "T")), InvalidArgument);  // overlap

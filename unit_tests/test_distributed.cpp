@@ -309,6 +309,28 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
   auto r2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c2.R);
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i <= j; ++i) EXPECT_NEAR(std::fabs(r2(i, j)), std::fabs(rt(i, j)), 1e-4 * std::fabs(rt(0, 0)));
+
+  // This rank's rows as a LayoutRight view: copied into LayoutLeft (the entries say so), so every
+  // entry computes what it computed on the LayoutLeft view, to the bit.
+  Kokkos::View<float**, Kokkos::LayoutRight> my_rows("A_i", count, n);
+  Kokkos::deep_copy(my_rows, my_view);
+  const auto rr = randnla::distributed_rsvd(Kokkos::DefaultExecutionSpace(), comm, my_rows, k);
+  EXPECT_EQ(rr.input, "A: copied to LayoutLeft (strides (" + std::to_string(n) + ", 1))");
+  EXPECT_EQ(r.input, "A: column-major, read in place");
+  auto sr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rr.S);
+  for (index_t i = 0; i < k; ++i) EXPECT_EQ(sr(i), s(i)) << i;
+  const auto fr = randnla::distributed_rsvd_fixed_accuracy(Kokkos::DefaultExecutionSpace(), comm, my_rows, fixed);
+  EXPECT_EQ(fr.S.extent(0), f.S.extent(0));
+  const auto elements = [](const auto& v) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    return std::vector<float>(h.data(), h.data() + h.size());
+  };
+  const auto tr = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, my_rows);
+  EXPECT_EQ(tr.input, rr.input);
+  EXPECT_EQ(elements(tr.R), elements(t.R));
+  EXPECT_EQ(elements(randnla::distributed_cholesky_qr2(Kokkos::DefaultExecutionSpace(), comm, my_rows).R), elements(c2.R));
+  EXPECT_EQ(elements(randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_rows).R),
+            elements(c.R));
 }
 
 // Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by

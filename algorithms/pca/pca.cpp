@@ -13,14 +13,30 @@
 namespace randnla {
 namespace {
 
+/// X (m x n) as it is stored: `s` holds X (op N) or X^T (op T, X row-major): X = op(s).
+struct Samples {
+  MatrixView<const float> s;
+  Op op;
+  index_t rows() const { return op == Op::N ? s.rows() : s.cols(); }
+  index_t cols() const { return op == Op::N ? s.cols() : s.rows(); }
+  /// Samples (rows of X) i0 .. i0 + count - 1, as the block of s that holds them.
+  MatrixView<const float> samples(index_t i0, index_t count) const {
+    return op == Op::N ? s.block(i0, 0, count, s.cols()) : s.block(0, i0, s.rows(), count);
+  }
+  /// How far apart in s two consecutive samples start.
+  index_t sample_stride() const { return op == Op::N ? 1 : s.ld(); }
+};
+
+Op transposed(Op op) { return op == Op::N ? Op::T : Op::N; }
+
 /// Xc = X - 1 mu^T (m x n), never formed: each product is X's, in the precision policy's
-/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). X has
+/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). A
+/// row-major X is its stored transpose's products with the operands' roles swapped (X Z = S^T Z). X has
 /// been checked (a finite mu holds only where X is finite); its sketch is checked for overflow.
 class CentredOperator final : public LinearOperator {
  public:
-  /// X (m x n), mu (n x 1) and a column of m ones, all in prod's backend memory.
-  CentredOperator(Products& prod, MatrixView<const float> x, MatrixView<const float> mean,
-                  MatrixView<const float> ones)
+  /// X (m x n, stored as `x` says), mu (n x 1) and a column of m ones, all in prod's backend memory.
+  CentredOperator(Products& prod, Samples x, MatrixView<const float> mean, MatrixView<const float> ones)
       : LinearOperator(prod.backend()), prod_(prod), x_(x), mean_(mean), ones_(ones) {}
 
   index_t rows() const override { return x_.rows(); }
@@ -28,7 +44,8 @@ class CentredOperator final : public LinearOperator {
 
   void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
     const StoredOperator stored = prod_.store(omega);  // drawn once for both products
-    prod_.times(Op::N, 1.0f, x_, stored, 0.0f, y, kernel);
+    prod_.times(x_.op, 1.0f, x_.s, stored, 0.0f, y, kernel);
+    if (kernel && x_.op == Op::T) *kernel += " (X row-major: X^T's memory, transposed, in place)";
     Matrix<float> row(b_, 1, y.cols(), "mu^T Omega");
     if (stored.is_fp16())
       b_.product(Op::T, Op::N, 1.0f, mean_, stored.half, 0.0f, row, ProductPrecision::fp32());
@@ -38,19 +55,19 @@ class CentredOperator final : public LinearOperator {
   }
   /// Y := X Z - 1 (mu^T Z).
   void apply(MatrixView<const float> z, MatrixView<float> y) override {
-    prod_.gemm(Op::N, Op::N, 1.0f, x_, z, 0.0f, y);
+    prod_.gemm(x_.op, Op::N, 1.0f, x_.s, z, 0.0f, y);
     subtract_outer(ones_, mean_, z, y);
   }
   /// X^T Y - mu (1^T Y).
   Matrix<float> apply_transpose(MatrixView<const float> y) override {
     Matrix<float> z(b_, x_.cols(), y.cols(), "Xc^T Y");
-    prod_.gemm(Op::T, Op::N, 1.0f, x_, y, 0.0f, z);
+    prod_.gemm(transposed(x_.op), Op::N, 1.0f, x_.s, y, 0.0f, z);
     subtract_outer(mean_, ones_, y, z);
     return z;
   }
   bool check_sketch(MatrixView<const float> y) override {
     if (b_.exponent_histogram(y).nonfinite() > 0)
-      throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b_.frobenius_norm(x_)),
+      throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b_.frobenius_norm(x_.s)),
                             "is too large: the sketch (X - 1 mu^T) Omega overflows FP32 (scale X down; its "
                             "components do not change)");
     return true;
@@ -66,7 +83,8 @@ class CentredOperator final : public LinearOperator {
   }
 
   Products& prod_;
-  MatrixView<const float> x_, mean_, ones_;
+  Samples x_;
+  MatrixView<const float> mean_, ones_;
 };
 
 std::vector<float> to_host(Backend& b, MatrixView<const float> column) {
@@ -87,20 +105,22 @@ Matrix<float> to_output(Backend& b, const std::vector<float>& h, const MatrixAll
 /// float32 mean over Fashion-MNIST's 60000 rows is off by 9.5e-5); the partial sums are added in FP64.
 constexpr index_t kMeanBlock = 256;
 
-/// mu := X^T 1 / m: one batched FP32 product for the partial sums over blocks of kMeanBlock rows
+/// mu := X^T 1 / m: one batched FP32 product for the partial sums over blocks of kMeanBlock samples
 /// (the blocks of X read in place), added in FP64. A non-finite X makes mu non-finite (IEEE
 /// products), so X is scanned only then, to say why: non-finite entries, or sums that overflow FP32.
-void column_means(Backend& b, MatrixView<const float> x, MatrixView<const float> ones, MatrixView<float> mean) {
+void column_means(Backend& b, const Samples& x, MatrixView<const float> ones, MatrixView<float> mean) {
   const index_t m = x.rows(), n = x.cols(), full = m / kMeanBlock, rest = m % kMeanBlock;
   const index_t parts = full + (rest > 0 ? 1 : 0);
+  const Op op = transposed(x.op);  // op(block) is n x kMeanBlock: X's block transposed
   Matrix<float> partial(b, n, parts, "partial sums");
   const ProductPrecision fp32 = ProductPrecision::fp32();
   if (full > 0)
-    b.product_strided_batched(Op::T, Op::N, 1.0f, StridedBatch<const float>{x.block(0, 0, kMeanBlock, n), kMeanBlock, full},
+    b.product_strided_batched(op, Op::N, 1.0f,
+                              StridedBatch<const float>{x.samples(0, kMeanBlock), kMeanBlock * x.sample_stride(), full},
                               StridedBatch<const float>{ones.block(0, 0, kMeanBlock, 1), 0, full}, 0.0f,
                               StridedBatch<float>{partial.view().block(0, 0, n, 1), n, full}, fp32);
   if (rest > 0)
-    b.product(Op::T, Op::N, 1.0f, x.block(full * kMeanBlock, 0, rest, n), ones.block(0, 0, rest, 1), 0.0f,
+    b.product(op, Op::N, 1.0f, x.samples(full * kMeanBlock, rest), ones.block(0, 0, rest, 1), 0.0f,
               partial.view().block(0, full, n, 1), fp32);
   Matrix<double> wide(b, n, parts, "partial sums"), ones64(b, parts, 1, "1"), mean64(b, n, 1, "mu");
   const std::vector<double> host_ones(static_cast<std::size_t>(parts), 1.0);
@@ -109,16 +129,16 @@ void column_means(Backend& b, MatrixView<const float> x, MatrixView<const float>
   b.product(Op::N, Op::N, 1.0 / static_cast<double>(m), wide, ones64, 0.0, mean64);
   b.convert(mean64, mean);
   if (b.exponent_histogram(mean).nonfinite() == 0) return;
-  const std::int64_t bad = b.exponent_histogram(x).nonfinite();
+  const std::int64_t bad = b.exponent_histogram(x.s).nonfinite();
   require(bad == 0, "X", std::to_string(bad) + " non-finite entries", "must be finite");
-  throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b.frobenius_norm(x)),
+  throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b.frobenius_norm(x.s)),
                         "is too large: its column sums overflow FP32 (scale X down; its components do not change)");
 }
 
 /// ||X - 1 mu^T||_F^2 = ||X||_F^2 - m ||mu||^2 in FP64 sums, refused where it does not exceed the
 /// rounding of m ||mu||^2, 2^-19 m ||mu||^2 (mu off by about 16 roundings of 2^-24, squared).
-double centred_squares(Backend& b, MatrixView<const float> x, const std::vector<float>& mu) {
-  const double m = static_cast<double>(x.rows()), norm = b.frobenius_norm(x);
+double centred_squares(Backend& b, const Samples& x, const std::vector<float>& mu) {
+  const double m = static_cast<double>(x.rows()), norm = b.frobenius_norm(x.s);
   double mu2 = 0;
   for (float v : mu) mu2 += static_cast<double>(v) * v;
   const double squares = norm * norm - m * mu2, rounding = std::ldexp(m * mu2, -19);
@@ -146,7 +166,7 @@ std::vector<float> component_signs(Backend& b, MatrixView<const float> v) {
   return signs;
 }
 
-PcaResult principal_components(Backend& b, MatrixView<const float> x, index_t k, const PcaOptions& o,
+PcaResult principal_components(Backend& b, const Samples& x, index_t k, const PcaOptions& o,
                                const MatrixAllocator& out) {
   const index_t m = x.rows(), n = x.cols();
   PcaResult res;
@@ -201,13 +221,21 @@ PcaResult principal_components(Backend& b, MatrixView<const float> x, index_t k,
   return res;
 }
 
+PcaResult checked_pca(Backend& b, const Samples& x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
+  require(x.rows() >= 2, "X.rows", x.rows(), "must be >= 2: the variances divide by m - 1 (m samples)");
+  require_rank_arguments(x.rows(), x.cols(), k, o.oversampling, o.power_iterations);
+  require_space(x.s, b.memory_space(), "X");
+  return principal_components(b, x, k, o, out ? out : backend_matrices(b));
+}
+
 }  // namespace
 
 PcaResult pca(Backend& b, MatrixView<const float> x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
-  require(x.rows() >= 2, "X.rows", x.rows(), "must be >= 2: the variances divide by m - 1 (m samples)");
-  require_rank_arguments(x.rows(), x.cols(), k, o.oversampling, o.power_iterations);
-  require_space(x, b.memory_space(), "X");
-  return principal_components(b, x, k, o, out ? out : backend_matrices(b));
+  return checked_pca(b, Samples{x, Op::N}, k, o, out);
+}
+
+PcaResult pca(Backend& b, Transposed<const float> x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
+  return checked_pca(b, Samples{x.stored, Op::T}, k, o, out);
 }
 
 }  // namespace randnla

@@ -66,4 +66,13 @@ struct PcaResult {
 PcaResult pca(Backend& backend, MatrixView<const float> x, index_t k, const PcaOptions& options = {},
               const MatrixAllocator& outputs = nullptr);
 
+/// The same for X (m x n) stored row-major, given as x.stored = X^T (n x m, column-major, in the
+/// backend's memory; a Kokkos::LayoutRight view's memory, transposed_view_of): read in place, never
+/// copied or transposed. Every product with X is the product with x.stored transposed (X Z =
+/// stored^T Z, X^T Y = stored Y, the sketch stored^T Omega in the same precision policy), and mu is
+/// the row means of x.stored, in the same FP32 partial sums over blocks of 256 samples; the results,
+/// their shapes and the errors thrown are those of pca() above.
+PcaResult pca(Backend& backend, Transposed<const float> x, index_t k, const PcaOptions& options = {},
+              const MatrixAllocator& outputs = nullptr);
+
 }  // namespace randnla

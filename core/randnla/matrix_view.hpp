@@ -83,6 +83,14 @@ class MatrixView {
 template <class T>
 using ConstView = MatrixView<const T>;
 
+/// A matrix A given by its transpose: `stored` holds A^T column-major, so A (stored.cols() x
+/// stored.rows()) is row-major in that memory, as a Kokkos::LayoutRight view's is
+/// (transposed_view_of). The entries that take one read A through it in place, without a copy.
+template <class T>
+struct Transposed {
+  MatrixView<T> stored;  ///< A^T, column-major
+};
+
 /// Throws InvalidArgument unless `view` lives in `space`.
 template <class T>
 void require_space(const MatrixView<T>& view, MemorySpace space, const std::string& name) {
