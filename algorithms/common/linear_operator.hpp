@@ -32,6 +32,12 @@ class LinearOperator {
   /// A^T Y (n x l), Y m x l: summed over the processes where A is distributed by rows.
   virtual Matrix<float> apply_transpose(MatrixView<const float> y) = 0;
 
+  /// B (l x n) := Y^T A for Y (m x l): by default (A^T Y)^T, through apply_transpose.
+  virtual void project_rows(MatrixView<const float> y, MatrixView<float> bm) {
+    const Matrix<float> z = apply_transpose(y);
+    b_.transpose(z, bm);
+  }
+
   /// Makes Y (m x l), a basis of A's range, orthonormal in place; returns the method that ran, or
   /// an empty string where it is queued and its verdict read later.
   virtual std::string orthonormalize_range(MatrixView<float> y, Orthonormalizer method) {
@@ -69,6 +75,10 @@ class DenseOperator : public LinearOperator {
     Matrix<float> z(b_, a_.cols(), y.cols(), "A^T Y");
     prod_.gemm(Op::T, Op::N, 1.0f, a_, y, 0.0f, z);
     return z;
+  }
+  /// B := Y^T A in one product, as the fixed-accuracy RSVD has always formed it.
+  void project_rows(MatrixView<const float> y, MatrixView<float> bm) override {
+    prod_.gemm(Op::T, Op::N, 1.0f, y, a_, 0.0f, bm);
   }
   bool check_sketch(MatrixView<const float> y) override;
 

@@ -8,6 +8,7 @@
 
 #include "randnla/common/checks.hpp"
 #include "randnla/common/linear_operator.hpp"
+#include "pca_of_operator.hpp"
 #include "randnla/rsvd/rsvd_of_operator.hpp"
 
 namespace randnla {
@@ -135,22 +136,6 @@ void column_means(Backend& b, const Samples& x, MatrixView<const float> ones, Ma
                         "is too large: its column sums overflow FP32 (scale X down; its components do not change)");
 }
 
-/// ||X - 1 mu^T||_F^2 = ||X||_F^2 - m ||mu||^2 in FP64 sums, refused where it does not exceed the
-/// rounding of m ||mu||^2, 2^-19 m ||mu||^2 (mu off by about 16 roundings of 2^-24, squared).
-double centred_squares(Backend& b, const Samples& x, const std::vector<float>& mu) {
-  const double m = static_cast<double>(x.rows()), norm = b.frobenius_norm(x.s);
-  double mu2 = 0;
-  for (float v : mu) mu2 += static_cast<double>(v) * v;
-  const double squares = norm * norm - m * mu2, rounding = std::ldexp(m * mu2, -19);
-  if (!(squares > rounding))
-    throw InvalidArgument("X", "a matrix with ||X||_F^2 - m ||mu||^2 = " + detail::to_text(squares),
-                          squares <= 0 ? "has zero variance: every sample is equal, there is no principal component"
-                                       : "has a variance within the FP32 rounding of its mean (" +
-                                             detail::to_text(rounding) +
-                                             "): its features are constant to FP32 precision (subtract an offset)");
-  return squares;
-}
-
 /// scikit-learn's svd_flip(u_based_decision=False): for each column of V (n x k, a component),
 /// the sign that makes its entry of largest magnitude positive (the first such entry on ties, as
 /// numpy's argmax).
@@ -169,26 +154,55 @@ std::vector<float> component_signs(Backend& b, MatrixView<const float> v) {
 PcaResult principal_components(Backend& b, const Samples& x, index_t k, const PcaOptions& o,
                                const MatrixAllocator& out) {
   const index_t m = x.rows(), n = x.cols();
-  PcaResult res;
   RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
   svd.report.backend = b.description();
   Stopwatch clock(b, &svd.report.phases, o.progress);
   Matrix<float> ones(b, m, 1, "1");
   const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
   b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
-  res.mean = out(n, 1, "mean");
-  column_means(b, x, ones, res.mean);
-  const std::vector<float> mu = to_host(b, res.mean);
-  const double squares = centred_squares(b, x, mu);
-  res.total_variance = squares / static_cast<double>(m - 1);
+  Matrix<float> mean = out(n, 1, "mean");
+  column_means(b, x, ones, mean);
+  const double squares = centred_squares(b.frobenius_norm(x.s), m, to_host(b, mean));
   clock.lap("mean");
 
   Products prod(b, o.products);
-  CentredOperator xc(prod, x, res.mean, ones);
-  RangeFinderOptions range;
-  range.oversampling = o.oversampling, range.power_iterations = o.power_iterations;
-  range.orthonormalizer = o.orthonormalizer, range.seed = o.seed;
-  rsvd_of_operator(xc, prod, k, range, o.small_svd, o.scores, clock, out, svd);
+  CentredOperator xc(prod, x, mean, ones);
+  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
+}
+
+PcaResult checked_pca(Backend& b, const Samples& x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
+  require(x.rows() >= 2, "X.rows", x.rows(), "must be >= 2: the variances divide by m - 1 (m samples)");
+  require_rank_arguments(x.rows(), x.cols(), k, o.oversampling, o.power_iterations);
+  require_space(x.s, b.memory_space(), "X");
+  return principal_components(b, x, k, o, out ? out : backend_matrices(b));
+}
+
+}  // namespace
+
+/// ||X - 1 mu^T||_F^2 = ||X||_F^2 - m ||mu||^2 in FP64 sums, refused where it does not exceed the
+/// rounding of m ||mu||^2, 2^-19 m ||mu||^2 (mu off by about 16 roundings of 2^-24, squared).
+double centred_squares(double norm_x, index_t rows, const std::vector<float>& mu) {
+  const double m = static_cast<double>(rows);
+  double mu2 = 0;
+  for (float v : mu) mu2 += static_cast<double>(v) * v;
+  const double squares = norm_x * norm_x - m * mu2, rounding = std::ldexp(m * mu2, -19);
+  if (!(squares > rounding))
+    throw InvalidArgument("X", "a matrix with ||X||_F^2 - m ||mu||^2 = " + detail::to_text(squares),
+                          squares <= 0 ? "has zero variance: every sample is equal, there is no principal component"
+                                       : "has a variance within the FP32 rounding of its mean (" +
+                                             detail::to_text(rounding) +
+                                             "): its features are constant to FP32 precision (subtract an offset)");
+  return squares;
+}
+
+PcaResult pca_of_centred(LinearOperator& xc, Products& prod, index_t k, const PcaOptions& o, Matrix<float> mean,
+                         double squares, RsvdResult& svd, Stopwatch& clock, const MatrixAllocator& out) {
+  Backend& b = xc.backend();
+  const index_t m = xc.rows(), n = xc.cols();
+  PcaResult res;
+  res.mean = std::move(mean);
+  res.total_variance = squares / static_cast<double>(m - 1);
+  rsvd_of_operator(xc, prod, k, range_options(o), o.small_svd, o.scores, clock, out, svd);
 
   const std::vector<float> s = to_host(b, svd.S), signs = component_signs(b, svd.V);
   Matrix<float> sign(b, k, 1, "signs");
@@ -220,15 +234,6 @@ PcaResult principal_components(Backend& b, const Samples& x, index_t k, const Pc
   res.report = std::move(svd.report);
   return res;
 }
-
-PcaResult checked_pca(Backend& b, const Samples& x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
-  require(x.rows() >= 2, "X.rows", x.rows(), "must be >= 2: the variances divide by m - 1 (m samples)");
-  require_rank_arguments(x.rows(), x.cols(), k, o.oversampling, o.power_iterations);
-  require_space(x.s, b.memory_space(), "X");
-  return principal_components(b, x, k, o, out ? out : backend_matrices(b));
-}
-
-}  // namespace
 
 PcaResult pca(Backend& b, MatrixView<const float> x, index_t k, const PcaOptions& o, const MatrixAllocator& out) {
   return checked_pca(b, Samples{x, Op::N}, k, o, out);

@@ -115,26 +115,22 @@ RsvdResult rsvd(Backend& b, MatrixView<const float> a, index_t k, const RsvdOpti
   return res;
 }
 
-RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const FixedAccuracyOptions& o,
-                               const MatrixAllocator& out) {
-  const index_t m = a.rows(), n = a.cols();
+void require_fixed_accuracy_arguments(index_t m, index_t n, const FixedAccuracyOptions& o) {
   require(o.tolerance > 0.0 && o.tolerance < 1.0, "tolerance", o.tolerance, "must lie in (0, 1)");
   require(o.block_size > 0, "block_size", o.block_size, "must be > 0");
   const index_t max_rank = o.max_rank < 0 ? std::min(m, n) : o.max_rank;
   require(max_rank > 0 && max_rank <= std::min(m, n), "max_rank", max_rank,
           "must lie in 1..min(m, n) = " + std::to_string(std::min(m, n)));
   require(o.power_iterations >= 0, "power_iterations", o.power_iterations, "must be >= 0");
-  require_space(a, b.memory_space(), "A");
-  RsvdResult res;
-  RsvdReport& rep = res.report;
-  rep.backend = b.description();
-  Stopwatch clock(b, &rep.phases, o.progress);
-  const double norm_a = require_finite_norm(b, a);
-  clock.lap("input check");
+}
 
-  Products prod(b, o.products);
-  DenseOperator op(prod, a, /*checked=*/true);
-  RangeFinder range(op, &clock, rep.orthonormalizers);
+void rsvd_fixed_accuracy_of_operator(LinearOperator& a, Products& prod, const FixedAccuracyOptions& o, double norm_a,
+                                     Stopwatch& clock, const MatrixAllocator& outputs, RsvdResult& res) {
+  Backend& b = a.backend();
+  const index_t m = a.rows(), n = a.cols();
+  const index_t max_rank = o.max_rank < 0 ? std::min(m, n) : o.max_rank;
+  RsvdReport& rep = res.report;
+  RangeFinder range(a, &clock, rep.orthonormalizers);
   Matrix<float> q(b, m, max_rank, "Q"), bm(b, max_rank, n, "B");
   double remaining = norm_a * norm_a;  // ||A - Q B||_F^2 = ||A||_F^2 - ||B||_F^2 (Q orthonormal, B = Q^T A)
   index_t rank = 0;
@@ -155,7 +151,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
     }
     clock.lap("orthonormalisation");
     MatrixView<float> bi = bm.view().block(rank, 0, bs, n);
-    prod.gemm(Op::T, Op::N, 1.0f, yi, a, 0.0f, bi);
+    a.project_rows(yi, bi);
     b.copy(yi.view(), q.view().block(0, rank, m, bs));
     const double nb = b.frobenius_norm(bi);
     remaining -= nb * nb;
@@ -167,11 +163,25 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   Matrix<float> uhat, s, v;
   svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
   clock.lap("small SVD");
-  assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank, /*form_u=*/true,
-           out ? out : backend_matrices(b), res);
+  assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank, /*form_u=*/true, outputs,
+           res);
   clock.lap("U = Q Uhat");
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm_a > 0 ? norm_a : 1.0);
   clock.finish();
+}
+
+RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const FixedAccuracyOptions& o,
+                               const MatrixAllocator& out) {
+  require_fixed_accuracy_arguments(a.rows(), a.cols(), o);
+  require_space(a, b.memory_space(), "A");
+  RsvdResult res;
+  res.report.backend = b.description();
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  const double norm_a = require_finite_norm(b, a);
+  clock.lap("input check");
+  Products prod(b, o.products);
+  DenseOperator op(prod, a, /*checked=*/true);
+  rsvd_fixed_accuracy_of_operator(op, prod, o, norm_a, clock, out ? out : backend_matrices(b), res);
   return res;
 }
 

@@ -19,4 +19,14 @@ void rsvd_of_operator(LinearOperator& a, Products& prod, index_t k, const RangeF
                       SmallSvd small_svd, bool form_u, Stopwatch& clock, const MatrixAllocator& outputs,
                       RsvdResult& res);
 
+/// Throws InvalidArgument for the options rsvd_fixed_accuracy() refuses, for an m x n operator.
+void require_fixed_accuracy_arguments(index_t m, index_t n, const FixedAccuracyOptions& o);
+
+/// The fixed-accuracy RSVD (randQB_EI, as rsvd_fixed_accuracy() documents it) of the checked
+/// operator `a` with ||A||_F = `norm_a`: blocks of the RangeFinder on `a`, B_i = Y_i^T A
+/// (a.project_rows), the small SVD and U = Q Uhat in `prod`'s precision, into `res` (its outputs
+/// from `outputs`). Laps the phases on `clock` and finishes it.
+void rsvd_fixed_accuracy_of_operator(LinearOperator& a, Products& prod, const FixedAccuracyOptions& o, double norm_a,
+                                     Stopwatch& clock, const MatrixAllocator& outputs, RsvdResult& res);
+
 }  // namespace randnla

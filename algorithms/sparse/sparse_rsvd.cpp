@@ -1,0 +1,306 @@
+// The randomized SVD and PCA of CSR matrices and user operators: each is a LinearOperator, and the
+// range finder, the small SVD and the PCA's steps are the dense algorithms' own.
+#include "sparse_rsvd.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "randnla/common/checks.hpp"
+#include "randnla/common/linear_operator.hpp"
+#include "randnla/pca/pca_of_operator.hpp"
+#include "randnla/rsvd/rsvd_of_operator.hpp"
+#include "randnla/sparse/sparse_ops.hpp"
+
+namespace randnla {
+namespace {
+
+constexpr index_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+const char* const kStoredOmega = "Omega stored in FP32, then ";
+
+/// The values of A as an nnz x 1 matrix (for their norm).
+MatrixView<const float> values_of(const CsrView& a) {
+  return MatrixView<const float>(a.values, a.nnz, 1, a.nnz > 1 ? a.nnz : 1, a.space);
+}
+
+/// A's shape and arrays, before anything is read: `name` is "A" or "X".
+void require_csr_shape(const CsrView& a, const std::string& name) {
+  require(a.rows >= 0 && a.rows <= kMaxInt32, name + ".rows", a.rows, "must lie in 0 .. 2^31 - 1 (32-bit indices)");
+  require(a.cols >= 0 && a.cols <= kMaxInt32, name + ".cols", a.cols, "must lie in 0 .. 2^31 - 1 (32-bit indices)");
+  require(a.nnz >= 0 && a.nnz <= kMaxInt32, name + ".nnz", a.nnz, "must lie in 0 .. 2^31 - 1 (32-bit offsets)");
+  require(a.rows == 0 || a.row_ptr != nullptr, name + ".row_ptr", "null", "must point to rows + 1 offsets");
+  require(a.nnz == 0 || a.col_idx != nullptr, name + ".col_idx", "null", "must point to nnz column indices");
+  require(a.nnz == 0 || a.values != nullptr, name + ".values", "null", "must point to nnz values");
+}
+
+/// The CSR invariants of CsrView, checked on the backend: row_ptr first (the entries' pass reads
+/// the rows it bounds), then the entries; the first defect found is named with its value.
+void require_valid_csr(Backend& b, SparseOps& ops, const CsrView& a, const std::string& name) {
+  require(a.space == b.memory_space(), name + ".space", to_string(a.space),
+          std::string("must be ") + to_string(b.memory_space()) + " memory for this backend");
+  if (a.rows == 0) return;
+  const std::int32_t first = ops.entry(a, 0, -1).row_begin;
+  require(first == 0, name + ".row_ptr[0]", first, "must be 0 (zero-based offsets)");
+  const index_t bad = ops.first_bad_row(a);
+  if (bad >= 0) {
+    const CsrEntry row = ops.entry(a, bad, -1);
+    throw InvalidArgument(name + ".row_ptr[" + std::to_string(bad + 1) + "]", std::to_string(row.row_end),
+                          "must lie in row_ptr[" + std::to_string(bad) + "] = " + std::to_string(row.row_begin) +
+                              " .. nnz = " + std::to_string(a.nnz) + " (offsets non-decreasing)");
+  }
+  const std::int32_t last = ops.entry(a, a.rows - 1, -1).row_end;
+  require(last == a.nnz, name + ".row_ptr[" + std::to_string(a.rows) + "]", last,
+          "must equal nnz = " + std::to_string(a.nnz));
+  const index_t j = ops.first_bad_entry(a);
+  if (j < 0) return;
+  const CsrEntry e = ops.entry(a, 0, j);
+  const std::string at = "[" + std::to_string(j) + "]";
+  require(e.column >= 0 && e.column < a.cols, name + ".col_idx" + at, e.column,
+          "must lie in 0 .. cols - 1 = " + std::to_string(a.cols - 1));
+  require(std::isfinite(e.value), name + ".values" + at, e.value, "must be finite");
+  throw InvalidArgument(name + ".col_idx" + at, std::to_string(e.column),
+                        "must be above the column index before it in its row, " + name + ".col_idx[" +
+                            std::to_string(j - 1) + "] = " + std::to_string(ops.entry(a, 0, j - 1).column) +
+                            " (each row's indices sorted, without duplicates)");
+}
+
+/// A validated CSR matrix: every product one SparseOps::spmm in FP32.
+class CsrOperator final : public LinearOperator {
+ public:
+  CsrOperator(Backend& b, SparseOps& ops, const CsrView& a, std::string name)
+      : LinearOperator(b), ops_(ops), a_(a), name_(std::move(name)) {}
+
+  index_t rows() const override { return a_.rows; }
+  index_t cols() const override { return a_.cols; }
+
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    const Matrix<float> stored = omega.materialize<float>(b_);
+    const std::string ran = ops_.spmm(a_, Op::N, stored, y);
+    if (kernel) *kernel = kStoredOmega + ran;
+  }
+  void apply(MatrixView<const float> x, MatrixView<float> y) override { ops_.spmm(a_, Op::N, x, y); }
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z(b_, a_.cols, y.cols(), "A^T Y");
+    ops_.spmm(a_, Op::T, y, z);
+    return z;
+  }
+  /// A's values are finite (validated): only an FP32 overflow of the sums makes Y non-finite.
+  bool check_sketch(MatrixView<const float> y) override {
+    if (b_.exponent_histogram(y).nonfinite() > 0)
+      throw InvalidArgument(name_, "a matrix with ||" + name_ + "||_F = " + detail::to_text(b_.frobenius_norm(values_of(a_))),
+                            "is too large: the sketch " + name_ + " Omega overflows FP32 (scale it down)");
+    return true;
+  }
+
+ private:
+  SparseOps& ops_;
+  CsrView a_;
+  std::string name_;
+};
+
+/// The user's operator: its callbacks get views with ld = rows; others are copied to and from such.
+class CallbackOperator final : public LinearOperator {
+ public:
+  CallbackOperator(Backend& b, const OperatorCallbacks& f) : LinearOperator(b), f_(f) {}
+
+  index_t rows() const override { return f_.rows; }
+  index_t cols() const override { return f_.cols; }
+
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    const Matrix<float> stored = omega.materialize<float>(b_);
+    apply(stored, y);
+    if (kernel) *kernel = std::string(kStoredOmega) + "the user's apply";
+  }
+  void apply(MatrixView<const float> x, MatrixView<float> y) override { call(f_.apply, x, y); }
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z(b_, f_.cols, y.cols(), "A^T Y");
+    call(f_.apply_transpose, y, z);
+    return z;
+  }
+  bool check_sketch(MatrixView<const float> y) override {
+    const std::int64_t bad = b_.exponent_histogram(y).nonfinite();
+    require(bad == 0, "apply", "a result A Omega with " + std::to_string(bad) + " non-finite entries",
+            "must be finite (the operator holds Inf or NaN, or overflows FP32)");
+    return true;
+  }
+
+ private:
+  using Callback = std::function<void(MatrixView<const float>, MatrixView<float>)>;
+  static bool packed(index_t rows, index_t ld) { return ld == (rows > 1 ? rows : 1); }
+
+  void call(const Callback& f, MatrixView<const float> x, MatrixView<float> y) {
+    if (packed(x.rows(), x.ld()) && packed(y.rows(), y.ld())) return f(x, y);
+    Matrix<float> xp(b_, x.rows(), x.cols(), "X"), yp(b_, y.rows(), y.cols(), "Y");
+    b_.copy(x, xp.view());
+    f(xp, yp.view());
+    b_.copy(yp, y);
+  }
+
+  OperatorCallbacks f_;
+};
+
+/// Xc = X - 1 mu^T for any operator X, never formed: X's products and a rank-one correction in
+/// FP32 (torch.pca_lowrank's implicit centring).
+class CentredOf final : public LinearOperator {
+ public:
+  /// mu (n x 1) and a column of m ones in x's backend memory.
+  CentredOf(LinearOperator& x, MatrixView<const float> mean, MatrixView<const float> ones)
+      : LinearOperator(x.backend()), x_(x), mean_(mean), ones_(ones) {}
+
+  index_t rows() const override { return x_.rows(); }
+  index_t cols() const override { return x_.cols(); }
+
+  /// X's own sketch, then 1 (mu^T Omega) off it, Omega drawn again (the same counter-based draw).
+  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    x_.sketch(omega, y, kernel);
+    const Matrix<float> stored = omega.materialize<float>(b_);
+    subtract_outer(ones_, mean_, stored, y);
+  }
+  void apply(MatrixView<const float> z, MatrixView<float> y) override {
+    x_.apply(z, y);
+    subtract_outer(ones_, mean_, z, y);
+  }
+  Matrix<float> apply_transpose(MatrixView<const float> y) override {
+    Matrix<float> z = x_.apply_transpose(y);
+    subtract_outer(mean_, ones_, y, z.view());
+    return z;
+  }
+  bool check_sketch(MatrixView<const float> y) override {
+    if (b_.exponent_histogram(y).nonfinite() > 0)
+      throw InvalidArgument("X", "a matrix whose sketch (X - 1 mu^T) Omega holds Inf or NaN",
+                            "is too large: the sketch overflows FP32 (scale X down; its components do not change)");
+    return true;
+  }
+
+ private:
+  /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
+  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
+                      MatrixView<float> c) {
+    Matrix<float> row(b_, 1, bm.cols(), "w^T B");
+    b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
+    b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
+  }
+
+  LinearOperator& x_;
+  MatrixView<const float> mean_, ones_;
+};
+
+/// ||A G - U diag(S) V^T G||_F / sqrt(probes) / ||A||_F for Gaussian probes G (the dense
+/// residual_estimate's, from the same draw); `norm_a` < 0: ||A||_F estimated by ||A G||_F / sqrt(probes).
+double residual_of_operator(LinearOperator& a, const RsvdResult& r, int probes, std::uint64_t seed, double norm_a) {
+  Backend& b = a.backend();
+  const index_t m = a.rows(), n = a.cols(), k = r.S.rows();
+  Matrix<float> g(b, n, probes, "G"), y(b, m, probes, "Y"), t(b, k, probes, "T"), us(b, m, k, "US");
+  b.fill_random(RandomSpec{Distribution::Gaussian, seed, 0xE5717A7Eull}, g.view());
+  a.apply(g, y.view());
+  const double root = std::sqrt(static_cast<double>(probes));
+  if (norm_a < 0) norm_a = b.frobenius_norm(y) / root;
+  if (norm_a == 0.0) return 0.0;
+  b.product(Op::T, Op::N, 1.0f, r.V, g, 0.0f, t, ProductPrecision::fp32());
+  b.copy(r.U, us.view());
+  b.scale_columns(r.S, us.view());
+  b.product(Op::N, Op::N, -1.0f, us, t, 1.0f, y, ProductPrecision::fp32());
+  return b.frobenius_norm(y) / root / norm_a;
+}
+
+void require_operator_options(const RsvdOptions& o) {
+  require(o.sketch_operator == SketchOperator::Gaussian, "sketch_operator", to_string(o.sketch_operator),
+          "must be gaussian for a sparse matrix or an operator (the sparse sign sketch reads a dense A)");
+}
+
+/// The RSVD's steps on a checked operator: the range finder, the small SVD, U, the error estimate.
+RsvdResult operator_rsvd(LinearOperator& op, index_t k, const RsvdOptions& o, const MatrixAllocator& out,
+                         double norm_a, RsvdResult& res, Stopwatch& clock) {
+  Backend& b = op.backend();
+  Products prod(b, o.products);
+  rsvd_of_operator(op, prod, k, range_options(o), o.small_svd, /*form_u=*/true, clock, out ? out : backend_matrices(b),
+                   res);
+  if (o.error_probes > 0) {
+    res.report.relative_error_estimate = residual_of_operator(op, res, o.error_probes, o.seed, norm_a);
+    clock.lap("error estimate");
+  }
+  clock.finish();
+  return std::move(res);
+}
+
+std::vector<float> to_host(Backend& b, MatrixView<const float> column) {
+  std::vector<float> h(static_cast<std::size_t>(column.rows()));
+  b.copy(column, MatrixView<float>(h.data(), column.rows(), 1, column.rows() > 1 ? column.rows() : 1, MemorySpace::Host));
+  return h;
+}
+
+}  // namespace
+
+RsvdResult rsvd(Backend& b, const CsrView& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
+  require_csr_shape(a, "A");
+  require_rank_arguments(a.rows, a.cols, k, o.oversampling, o.power_iterations);
+  require_operator_options(o);
+  RsvdResult res;
+  res.report.backend = b.description();
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  SparseOps& ops = b.ops<SparseOps>();
+  require_valid_csr(b, ops, a, "A");
+  const double norm_a = b.frobenius_norm(values_of(a));
+  clock.lap("input check");
+  CsrOperator op(b, ops, a, "A");
+  return operator_rsvd(op, k, o, out, norm_a, res, clock);
+}
+
+RsvdResult rsvd_fixed_accuracy(Backend& b, const CsrView& a, const FixedAccuracyOptions& o, const MatrixAllocator& out) {
+  require_csr_shape(a, "A");
+  require_fixed_accuracy_arguments(a.rows, a.cols, o);
+  RsvdResult res;
+  res.report.backend = b.description();
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  SparseOps& ops = b.ops<SparseOps>();
+  require_valid_csr(b, ops, a, "A");
+  const double norm_a = b.frobenius_norm(values_of(a));
+  clock.lap("input check");
+  Products prod(b, o.products);
+  CsrOperator op(b, ops, a, "A");
+  rsvd_fixed_accuracy_of_operator(op, prod, o, norm_a, clock, out ? out : backend_matrices(b), res);
+  return res;
+}
+
+RsvdResult rsvd(Backend& b, const OperatorCallbacks& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
+  require(a.rows > 0, "a.rows", a.rows, "must be > 0");
+  require(a.cols > 0, "a.cols", a.cols, "must be > 0");
+  require(static_cast<bool>(a.apply), "apply", "empty", "must be set");
+  require(static_cast<bool>(a.apply_transpose), "apply_transpose", "empty", "must be set");
+  require_rank_arguments(a.rows, a.cols, k, o.oversampling, o.power_iterations);
+  require_operator_options(o);
+  RsvdResult res;
+  res.report.backend = b.description();
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  CallbackOperator op(b, a);
+  return operator_rsvd(op, k, o, out, -1.0, res, clock);
+}
+
+PcaResult pca(Backend& b, const CsrView& x, index_t k, const PcaOptions& o, const MatrixAllocator& outputs) {
+  require_csr_shape(x, "X");
+  require(x.rows >= 2, "X.rows", x.rows, "must be >= 2: the variances divide by m - 1 (m samples)");
+  require_rank_arguments(x.rows, x.cols, k, o.oversampling, o.power_iterations);
+  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
+  RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
+  svd.report.backend = b.description();
+  Stopwatch clock(b, &svd.report.phases, o.progress);
+  SparseOps& ops = b.ops<SparseOps>();
+  require_valid_csr(b, ops, x, "X");
+  const index_t m = x.rows;
+  Matrix<float> ones(b, m, 1, "1");
+  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
+  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
+  Matrix<float> mean = out(x.cols, 1, "mean");
+  ops.spmm(x, Op::T, ones, mean);
+  b.scale(1.0f / static_cast<float>(m), mean.view());
+  const double squares = centred_squares(b.frobenius_norm(values_of(x)), m, to_host(b, mean));
+  clock.lap("mean");
+  Products prod(b, o.products);
+  CsrOperator xop(b, ops, x, "X");
+  CentredOf xc(xop, mean, ones);
+  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
+}
+
+}  // namespace randnla

@@ -1,0 +1,128 @@
+// The sparse algorithms' operations (algorithms/sparse/sparse_ops.hpp) on the portable backend's
+// execution space: Kokkos Kernels' spmv on rank-2 views for the products, Kokkos loops for the checks.
+#pragma once
+
+#include <KokkosSparse_CrsMatrix.hpp>
+// Kokkos Kernels 3.4's transpose functor leaves a member GCC sees as maybe uninitialised (it is set
+// before use): not ours to fix, and it would flood every build that includes the portable backend.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <KokkosSparse_spmv.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <string>
+
+#include "portable/kernels.hpp"
+#include "randnla/sparse/sparse_ops.hpp"
+
+namespace randnla {
+namespace portable {
+
+/// A as an unmanaged KokkosSparse::CrsMatrix over the caller's arrays (int offsets and indices, as
+/// KokkosSparse::CrsMatrix<float, int, Device, void, int>); Kokkos Kernels only reads them, so the
+/// const_casts its non-const view types need write nothing.
+template <class Exec>
+auto crs_matrix(const CsrView& a) {
+  using Crs = KokkosSparse::CrsMatrix<float, std::int32_t, DeviceOf<Exec>, Kokkos::MemoryTraits<Kokkos::Unmanaged>,
+                                      std::int32_t>;
+  const auto nnz = static_cast<std::size_t>(a.nnz);
+  typename Crs::values_type values(const_cast<float*>(a.values), nnz);
+  typename Crs::row_map_type row_map(a.row_ptr, static_cast<std::size_t>(a.rows + 1));
+  typename Crs::index_type entries(const_cast<std::int32_t*>(a.col_idx), nnz);
+  return Crs("A", static_cast<std::int32_t>(a.rows), static_cast<std::int32_t>(a.cols),
+             static_cast<std::int32_t>(a.nnz), values, row_map, entries);
+}
+
+/// Y := op(A) X by KokkosSparse::spmv on rank-2 views, called without an instance (the form Kokkos
+/// Kernels 3.4 and 4.x share), so it is ordered after and before exec's work by fences.
+template <class Exec>
+void csr_spmm(const Exec& exec, const CsrView& a, Op op, MatrixView<const float> x, MatrixView<float> y) {
+  const auto crs = crs_matrix<Exec>(a);
+  exec.fence();
+  KokkosSparse::spmv(op == Op::N ? "N" : "T", 1.0f, crs, kokkos_view<Exec>(x), 0.0f, kokkos_view<Exec>(y));
+  typename Exec::execution_space().fence();
+}
+
+/// The first row whose bounds are out of order or outside 0 .. nnz, or -1.
+template <class Exec>
+index_t first_bad_csr_row(const Exec& exec, const CsrView& a) {
+  const std::int32_t* row_ptr = a.row_ptr;
+  const std::int64_t nnz = a.nnz;
+  index_t first = 0;
+  Kokkos::parallel_reduce(
+      "randnla::portable::first_bad_csr_row", Policy<Exec>(exec, 0, a.rows),
+      KOKKOS_LAMBDA(index_t i, index_t & found) {
+        const std::int32_t begin = row_ptr[i], end = row_ptr[i + 1];
+        if ((begin < 0 || end < begin || end > nnz) && i < found) found = i;
+      },
+      Kokkos::Min<index_t>(first));
+  return first == Kokkos::reduction_identity<index_t>::min() ? -1 : first;
+}
+
+/// The first entry whose column is out of range or not above its row's previous one, or whose value
+/// is not finite (v - v is 0 exactly for finite v), or -1; row_ptr is valid.
+template <class Exec>
+index_t first_bad_csr_entry(const Exec& exec, const CsrView& a) {
+  const std::int32_t *row_ptr = a.row_ptr, *col_idx = a.col_idx;
+  const float* values = a.values;
+  const std::int32_t cols = static_cast<std::int32_t>(a.cols);
+  index_t first = 0;
+  Kokkos::parallel_reduce(
+      "randnla::portable::first_bad_csr_entry", Policy<Exec>(exec, 0, a.rows),
+      KOKKOS_LAMBDA(index_t i, index_t & found) {
+        for (std::int32_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+          const std::int32_t c = col_idx[j];
+          const bool bad = c < 0 || c >= cols || (j > row_ptr[i] && c <= col_idx[j - 1]) || !(values[j] - values[j] == 0.0f);
+          if (bad) {
+            if (j < found) found = j;
+            return;
+          }
+        }
+      },
+      Kokkos::Min<index_t>(first));
+  return first == Kokkos::reduction_identity<index_t>::min() ? -1 : first;
+}
+
+/// p[i] copied to the host.
+template <class Exec, class T>
+T element_at(const T* p, index_t i) {
+  const Kokkos::View<const T*, DeviceOf<Exec>, Kokkos::MemoryTraits<Kokkos::Unmanaged>> all(p, static_cast<std::size_t>(i + 1));
+  Kokkos::View<T, Kokkos::HostSpace> h("randnla::element");
+  Kokkos::deep_copy(h, Kokkos::subview(all, static_cast<std::size_t>(i)));
+  return h();
+}
+
+template <class Exec>
+class SparseKernels final : public SparseOps {
+ public:
+  SparseKernels(const Exec& exec, MemorySpace space) : SparseOps(space), exec_(exec) {}
+
+  // Public: nvcc takes no extended lambda in a protected member function.
+  std::string do_spmm(const CsrView& a, Op op, MatrixView<const float> x, MatrixView<float> y) override {
+    csr_spmm(exec_, a, op, x, y);
+    return std::string("csr spmm (Kokkos Kernels spmv on rank-2 views, Kokkos ") + Exec::name() + ")";
+  }
+  index_t do_first_bad_row(const CsrView& a) override { return first_bad_csr_row(exec_, a); }
+  index_t do_first_bad_entry(const CsrView& a) override { return first_bad_csr_entry(exec_, a); }
+  CsrEntry do_entry(const CsrView& a, index_t row, index_t position) override {
+    exec_.fence();
+    CsrEntry e;
+    e.row_begin = element_at<Exec>(a.row_ptr, row);
+    e.row_end = element_at<Exec>(a.row_ptr, row + 1);
+    if (position >= 0) {
+      e.column = element_at<Exec>(a.col_idx, position);
+      e.value = element_at<Exec>(a.values, position);
+    }
+    return e;
+  }
+
+ private:
+  Exec exec_;
+};
+
+}  // namespace portable
+}  // namespace randnla
