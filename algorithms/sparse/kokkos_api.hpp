@@ -82,6 +82,7 @@ PcaViews<typename Exec::memory_space> pca_views_of(const ViewOutputs<Exec>& out,
   v.scores = out.view(r.scores);
   v.total_variance = r.total_variance;
   v.report = std::move(r.report);
+  v.input = "X: CSR, read in place";
   return v;
 }
 
@@ -102,7 +103,7 @@ RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const CsrMatrix<De
   const CsrView view = kokkos_api::csr_view_of<Exec>(a, "A");
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  return kokkos_api::views_of(out, rsvd(*backend, view, k, options, out.allocator()));
+  return kokkos_api::views_of(out, rsvd(*backend, view, k, options, out.allocator()), "A: CSR, read in place", false);
 }
 
 /// Fixed-accuracy randomized SVD of the sparse matrix A (randQB_EI; see
@@ -114,7 +115,8 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
   const CsrView view = kokkos_api::csr_view_of<Exec>(a, "A");
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view, options, out.allocator()));
+  return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, view, options, out.allocator()),
+                              "A: CSR, read in place", false);
 }
 
 /// Rank-k randomized SVD of the user's operator `a` (see UserOperator; MemSpace one `exec` can
@@ -132,7 +134,8 @@ RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const UserOperator
                                     kokkos_api::on_views<MemSpace>(a.apply_transpose)};
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  return kokkos_api::views_of(out, rsvd(*backend, callbacks, k, options, out.allocator()));
+  return kokkos_api::views_of(out, rsvd(*backend, callbacks, k, options, out.allocator()),
+                              "A: a user operator", false);
 }
 
 /// Principal component analysis of the sparse matrix X (m samples x n features, as in rsvd's
