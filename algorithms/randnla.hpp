@@ -266,13 +266,9 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
                   in.transposed);
 }
 
-template <class Exec, class XView>
-PcaViews<typename Exec::memory_space> pca(const Exec& exec, const XView& x, index_t k, const PcaOptions& options) {
-  const ViewOutputs<Exec> out(exec);
-  const Input<XView> in = read(exec, x, "X", RowMajor::AsTranspose);
-  auto backend = backend_for(exec);
-  PcaResult r = in.transposed ? randnla::pca(*backend, Transposed<const float>{in.matrix}, k, options, out.allocator())
-                              : randnla::pca(*backend, in.matrix, k, options, out.allocator());
+/// A PcaResult's matrices as the views `out` allocated; `input` says how X was read.
+template <class Exec>
+PcaViews<typename Exec::memory_space> pca_views_of(const ViewOutputs<Exec>& out, PcaResult&& r, std::string input) {
   PcaViews<typename Exec::memory_space> v;
   v.mean = out.vector(r.mean);
   v.components = out.view(r.components);
@@ -282,8 +278,18 @@ PcaViews<typename Exec::memory_space> pca(const Exec& exec, const XView& x, inde
   v.scores = out.view(r.scores);
   v.total_variance = r.total_variance;
   v.report = std::move(r.report);
-  v.input = in.note;
+  v.input = std::move(input);
   return v;
+}
+
+template <class Exec, class XView>
+PcaViews<typename Exec::memory_space> pca(const Exec& exec, const XView& x, index_t k, const PcaOptions& options) {
+  const ViewOutputs<Exec> out(exec);
+  const Input<XView> in = read(exec, x, "X", RowMajor::AsTranspose);
+  auto backend = backend_for(exec);
+  PcaResult r = in.transposed ? randnla::pca(*backend, Transposed<const float>{in.matrix}, k, options, out.allocator())
+                              : randnla::pca(*backend, in.matrix, k, options, out.allocator());
+  return pca_views_of(out, std::move(r), in.note);
 }
 
 template <class Exec, class AView>

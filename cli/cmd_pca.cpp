@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "plot.hpp"
 #include "randnla/pca/pca.hpp"
+#include "randnla/sparse/sparse_rsvd.hpp"
 
 namespace randnla {
 namespace cli {
@@ -58,13 +59,29 @@ std::pair<int, int> image_shape(const Options& o, index_t cols) {
 
 /// --exact: on, off, or auto, on where the FP64 Gram matrix and its eigendecomposition
 /// (2 m n^2 + ~9 n^3 flops, at about half the FP32 rate) cost fewer flops than the RSVD's products
-/// (2 m n l per product, 2q + 2 of them): for Fashion-MNIST (60000 x 784, l = 26, q = 2) the exact
-/// spectrum costs about ten times the RSVD, so auto leaves it out.
-bool exact_spectrum_wanted(const std::string& choice, index_t m, index_t n, index_t l, int q) {
+/// (2 `entries` l per product, 2q + 2 of them; entries = m n dense, nnz sparse): for Fashion-MNIST
+/// (60000 x 784, l = 26, q = 2) the exact spectrum costs about ten times the RSVD, so auto leaves it out.
+bool exact_spectrum_wanted(const std::string& choice, index_t m, index_t n, index_t entries, index_t l, int q) {
   if (choice != "auto") return choice == "on";
   const double mn = static_cast<double>(m) * static_cast<double>(n), nd = static_cast<double>(n);
   const double exact = 2.0 * (2.0 * mn * nd + 9.0 * nd * nd * nd);
-  return exact <= (2.0 * q + 2.0) * 2.0 * mn * static_cast<double>(l);
+  return exact <= (2.0 * q + 2.0) * 2.0 * static_cast<double>(entries) * static_cast<double>(l);
+}
+
+/// The CSR matrix `a` as a dense matrix in b's memory (for the exact spectrum only): refused, naming
+/// the memory, where m n elements exceed what the readers accept.
+Matrix<float> densified(Backend& b, const io::SparseMatrix& a) {
+  if (a.cols != 0 && a.rows > io::kMaxElements / a.cols)
+    throw InvalidArgument("--exact", "on", "needs X dense, " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                                               " (" + std::to_string(4.0 * static_cast<double>(a.rows) * static_cast<double>(a.cols) / 1e9) +
+                                               " GB): too large; use --exact off");
+  io::DenseMatrix d;
+  d.rows = a.rows, d.cols = a.cols;
+  d.data.assign(static_cast<std::size_t>(a.rows * a.cols), 0.0f);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int32_t e = a.row_ptr[static_cast<std::size_t>(i)]; e < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      d.data[static_cast<std::size_t>(i + a.rows * a.col_idx[static_cast<std::size_t>(e)])] = a.values[static_cast<std::size_t>(e)];
+  return to_backend(b, std::move(d));
 }
 
 }  // namespace
@@ -77,7 +94,7 @@ int run_pca(int argc, char** argv) {
             "randnla pca --rank 16 --exact on --output pca-out");
   const PcaOptions lib;
   products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
-  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx, IDX)")
+  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx: coordinate files kept sparse and centred implicitly, IDX)")
       .integer("rank,k", 16, 1, kMaxRank, "k, the number of principal components")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
       .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q: power iterations")
@@ -100,14 +117,13 @@ int run_pca(int argc, char** argv) {
                 o.has("force"));
   require_plots("components.png and singular_values.png");
   auto b = open_backend(o);
-  io::DenseMatrix x = load_matrix(o.text("input"));
+  const InputMatrix x = load_input(*b, o.text("input"));
   const index_t m = x.rows, n = x.cols, k = o.integer("rank");
   require(k + o.integer("oversampling") <= std::min(m, n), "--rank", k,
           "must have k + oversampling <= min(rows, cols) = " + std::to_string(std::min(m, n)));
   const auto [h, w] = image_shape(o, n);  // checked before anything is computed or written
-  const bool pixels = x.source_type == "IDX type 0x08";
-  const Matrix<float> a = to_backend(*b, std::move(x));
-  if (pixels) b->scale(1.0f / 255.0f, a.view());  // pixels to [0, 1], as scikit-learn users divide by 255
+  // Pixels to [0, 1], as scikit-learn users divide by 255.
+  if (x.source_type == "IDX type 0x08") b->scale(1.0f / 255.0f, x.dense.view());
   Progress progress;
   PcaOptions opt;
   opt.oversampling = o.integer("oversampling");
@@ -116,13 +132,14 @@ int run_pca(int argc, char** argv) {
   opt.products = products_of(o);
   opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
   opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
-  const PcaResult r = pca(*b, a, k, opt);
+  const PcaResult r = x.sparse() ? pca(*b, x.csr->view, k, opt) : pca(*b, x.dense, k, opt);
   require_finite(*b, r.singular_values, "the singular values");
   require_finite(*b, r.components, "the components");
-  const bool with_exact = exact_spectrum_wanted(o.text("exact"), m, n, k + opt.oversampling, opt.power_iterations);
+  const bool with_exact = exact_spectrum_wanted(o.text("exact"), m, n, x.sparse() ? x.csr->view.nnz : m * n,
+                                                k + opt.oversampling, opt.power_iterations);
   std::vector<double> exact;
   if (with_exact) {
-    exact = exact_singular_values(*b, a);
+    exact = exact_singular_values(*b, x.sparse() ? densified(*b, *x.host_csr) : x.dense);
     progress("exact spectrum (FP64 Gram eigenvalues)", 0);
   }
 

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "randnla/rsvd/rsvd.hpp"
+#include "randnla/sparse/sparse_rsvd.hpp"
 
 namespace randnla {
 namespace cli {
@@ -24,7 +25,7 @@ int run_rsvd(int argc, char** argv) {
   const RsvdOptions lib;
   const FixedAccuracyOptions fixed;
   products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
-  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx, IDX (.gz too)")
+  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx (coordinate files kept sparse: CSR), IDX (.gz too)")
       .required("input")
       .integer("rank,k", std::nullopt, 1, kMaxRank, "k, the rank of the approximation (or give --tolerance)")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
@@ -48,9 +49,7 @@ int run_rsvd(int argc, char** argv) {
       throw UsageError(std::string("--") + rank_only, o.text(rank_only), "applies to --rank only");
   OutputSet out(o.text("output"), {"U.npy", "S.npy", "V.npy"}, o.has("force"));
   auto backend = open_backend(o);
-  io::DenseMatrix loaded = load_matrix(o.text("input"));
-  require_nonzero(loaded, o.text("input"));
-  const Matrix<float> a = to_backend(*backend, std::move(loaded));
+  const InputMatrix a = load_input(*backend, o.text("input"));
   Progress progress;
   RsvdResult r;
   if (o.has("rank")) {
@@ -63,7 +62,8 @@ int run_rsvd(int argc, char** argv) {
     opt.orthonormalizer = parse_enum<Orthonormalizer>(o.text("orthonormalizer"), "--orthonormalizer");
     opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
     opt.progress = [&](const std::string& phase, double ms) { progress(phase, ms); };
-    r = rsvd(*backend, a, o.integer("rank"), opt);
+    const index_t k = o.integer("rank");
+    r = a.sparse() ? rsvd(*backend, a.csr->view, k, opt) : rsvd(*backend, a.dense, k, opt);
     std::printf("rank k = %lld, oversampling p = %lld, power iterations q = %d\n",
                 static_cast<long long>(o.integer("rank")), static_cast<long long>(opt.oversampling), opt.power_iterations);
   } else {
@@ -74,7 +74,7 @@ int run_rsvd(int argc, char** argv) {
     opt.seed = static_cast<std::uint64_t>(o.integer("seed"));
     opt.products = products_of(o);
     opt.small_svd = parse_enum<SmallSvd>(o.text("svd"), "--svd");
-    r = rsvd_fixed_accuracy(*backend, a, opt);
+    r = a.sparse() ? rsvd_fixed_accuracy(*backend, a.csr->view, opt) : rsvd_fixed_accuracy(*backend, a.dense, opt);
     std::printf("fixed accuracy: tolerance %.2e reached at rank %lld\n", opt.tolerance, static_cast<long long>(r.S.rows()));
   }
   require_finite(*backend, r.S, "S");
@@ -87,14 +87,18 @@ int run_rsvd(int argc, char** argv) {
     report()["result"] = {{"rank", r.S.rows()}, {"singular_values", s}, {"sketch", r.report.sketch_kernel},
                           {"orthonormalizers", r.report.orthonormalizers}};
   }
-  if (a.rows() * a.cols() <= (std::int64_t(1) << 28))
-  {
-    const double e = exact_relative_error(*backend, a, r.U, r.S, r.V);
+  // The exact error where it costs no more than the RSVD did: an m x n buffer (dense, m n <= 2^28),
+  // 2 nnz k + 2 (m + n) k^2 flops (sparse: randnla::relative_error, within 1e11 flops on the host).
+  const double k = static_cast<double>(r.S.rows());
+  const bool exact = a.sparse() ? backend->memory_space() == MemorySpace::Device ||
+                                      2 * (static_cast<double>(a.csr->view.nnz) * k + static_cast<double>(a.rows + a.cols) * k * k) <= 1e11
+                                : a.rows * a.cols <= (std::int64_t(1) << 28);
+  if (exact) {
+    const double e = a.sparse() ? relative_error(*backend, a.csr->view, r.U, r.S, r.V)
+                                : exact_relative_error(*backend, a.dense, r.U, r.S, r.V);
     report()["result"]["relative_error"] = e;
     std::printf("relative error ||A - U S V^T||_F / ||A||_F = %.4e (exact)\n", e);
-  }
-  else
-  {
+  } else {
     report()["result"]["relative_error_estimate"] = r.report.relative_error_estimate;
     std::printf("relative error ||A - U S V^T||_F / ||A||_F ~ %.4e (estimated)\n", r.report.relative_error_estimate);
   }

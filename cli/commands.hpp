@@ -7,12 +7,14 @@
 #include <vector>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "randnla/backends.hpp"
 #include "io/matrix_io.hpp"
 #include "options.hpp"
 #include "randnla/backend.hpp"
+#include "randnla/sparse/sparse_rsvd.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +72,20 @@ io::DenseMatrix load_matrix(const std::string& path, int max_dims = 2);
 /// The loaded matrix in the backend's memory: moved into a Matrix where that is host memory,
 /// copied to the device otherwise.
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m);
+
+/// The input of a command that reads sparse matrices (rsvd, pca) in the backend's memory: CSR where
+/// the file is a coordinate Matrix Market file (kept sparse), dense otherwise.
+struct InputMatrix {
+  index_t rows = 0, cols = 0;
+  std::string source_type;            ///< as the reader names it, e.g. "IDX type 0x08"
+  Matrix<float> dense;                ///< a dense input
+  std::optional<io::SparseMatrix> host_csr;  ///< a sparse input, on the host
+  std::optional<CsrArrays> csr;              ///< its arrays in the backend's memory
+  bool sparse() const { return csr.has_value(); }
+};
+/// Reads the input of a command that reads sparse matrices, refusing NaN/Inf and an all-zero matrix
+/// with a message naming the file; announces shape and storage (report()["input"]["storage"]).
+InputMatrix load_input(Backend& b, const std::string& path);
 /// A command's outputs as one set: checked before any work (refused when the directory holds one of
 /// them and --force was not given, or holds files that are not the command's), written into a
 /// temporary folder beside the directory and moved into place by one rename at commit(). Until

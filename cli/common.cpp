@@ -12,6 +12,8 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "commands.hpp"
 
@@ -109,6 +111,54 @@ io::DenseMatrix load_matrix(const std::string& path, int max_dims) {
   }
   std::printf("input: %s, %s, %s\n", path.c_str(), shape.c_str(), m.source_type.c_str());
   return m;
+}
+
+namespace {
+/// Announces the input on stdout and in the report.
+void announce_input(const std::string& path, const std::string& shape, const std::string& type,
+                    const std::string& storage) {
+  std::printf("input: %s, %s, %s%s\n", path.c_str(), shape.c_str(), type.c_str(), storage.c_str());
+}
+
+std::vector<float> host_copy(Backend& b, MatrixView<const float> x) {
+  std::vector<float> h(static_cast<std::size_t>(x.size()));
+  b.copy(x, MatrixView<float>(h.data(), x.rows(), x.cols(), std::max<index_t>(x.rows(), 1), MemorySpace::Host));
+  return h;
+}
+}  // namespace
+
+InputMatrix load_input(Backend& b, const std::string& path) {
+  auto file = io::read_matrix_or_csr(path);
+  InputMatrix in;
+  if (auto* dense = std::get_if<io::DenseMatrix>(&file)) {
+    io::DenseMatrix m = std::move(*dense);
+    std::int64_t bad = 0;
+    for (float v : m.data) bad += !std::isfinite(v);
+    if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+    require_nonzero(m, path);
+    report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}, {"storage", "dense"}};
+    announce_input(path, std::to_string(m.rows) + " x " + std::to_string(m.cols), m.source_type, "");
+    in.rows = m.rows, in.cols = m.cols, in.source_type = m.source_type;
+    in.dense = to_backend(b, std::move(m));
+    return in;
+  }
+  io::SparseMatrix& a = std::get<io::SparseMatrix>(file);
+  std::int64_t bad = 0, nonzero = 0;
+  for (float v : a.values) bad += !std::isfinite(v), nonzero += v != 0.0f;
+  if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+  if (nonzero == 0)
+    throw InvalidArgument("file", "'" + path + "'",
+                          "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+  const index_t nnz = static_cast<index_t>(a.values.size());
+  report()["input"] = {{"path", path}, {"rows", a.rows}, {"cols", a.cols}, {"type", a.source_type},
+                       {"storage", "CSR"}, {"nnz", nnz}};
+  announce_input(path, std::to_string(a.rows) + " x " + std::to_string(a.cols), a.source_type,
+                 ", kept sparse: CSR with " + std::to_string(nnz) + " entries");
+  in.rows = a.rows, in.cols = a.cols, in.source_type = a.source_type;
+  const CsrView host{a.rows, a.cols, nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), MemorySpace::Host};
+  in.csr = copy_csr(b, host);
+  in.host_csr = std::move(a);
+  return in;
 }
 
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m) {

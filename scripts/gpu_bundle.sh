@@ -13,11 +13,11 @@ jobs=${RANDNLA_JOBS:-$(nproc)}
 baseline=${1:-}
 out=.device
 rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
-tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr test_tucker test_gpu"
+tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker test_gpu"
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_gather_ceiling bench_tucker bench_qr randnla_cli \
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_sparse_rsvd bench_gather_ceiling bench_tucker bench_qr randnla_cli \
   test_distributed bench_distributed example_distributed_pca
 for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/examples/example_distributed_pca "$out/bin-debian/"
@@ -42,6 +42,8 @@ fi
 # travel: RANDNLA_BUNDLE_DATA=0 leaves it out when no run needs it).
 if [ "${RANDNLA_BUNDLE_DATA:-1}" != 0 ]; then
   mkdir -p "$out/data" && cp /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz "$out/data/"
+  # The sparse benchmark's real matrix (Debian's wordnet-base), for gpu_run.sh sparse.
+  .venv-test/bin/python scripts/wordnet_matrix.py "$out/data/wordnet.mtx" >/dev/null
 fi
 
 # 2. The same against the CUDA-enabled Kokkos (scripts/build_kokkos_cuda.sh), if it was built: the
@@ -50,7 +52,7 @@ if [ "${RANDNLA_BUNDLE_KOKKOS_CUDA:-1}" != 0 ] && [ -f .kokkos-cuda/lib/cmake/Ko
   cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON >/dev/null
   cmake --build build-kokkos-cuda -j "$jobs"  # everything: the install below takes the tool too
-  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api test_lra test_sparse_projection test_tsqr test_tucker; do
+  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker; do
     cp build-kokkos-cuda/unit_tests/$t "$out/bin-kokkos-cuda/"
   done
   consumer=build-kokkos-cuda/consumer

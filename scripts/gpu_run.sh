@@ -11,12 +11,14 @@
 # gpu-strong on the largest N = 200000-column matrix up to 200000 x 200000 that the GPUs hold
 # together and on the largest two hold, each at every rank count that holds it, and on one GPU at
 # the size one holds.
-# Usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu] [--quick]
+# sparse: bench_sparse_rsvd and its peers (perf_tests/peer_sparse_rsvd.py: torch on this GPU) on the
+# same matrices in one call: the 3-D Laplacian on a 243^3 grid (1.0e8 non-zeros) and the WordNet graph.
+# Usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu|sparse] [--quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 quick=${2:-}
-case "$what" in tests|bench|all|distributed|multigpu) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu] [--quick]" >&2; exit 2 ;; esac
+case "$what" in tests|bench|all|distributed|multigpu|sparse) ;; *) echo "usage: scripts/gpu_run.sh [tests|bench|all|distributed|multigpu|sparse] [--quick]" >&2; exit 2 ;; esac
 logs=${OUT:-$PWD/gpu-logs}
 mkdir -p "$logs"
 if [ -f .device-carry/bundle.tar.xz ] && [ ! -d .device ]; then mkdir -p .device && tar -C .device -xJf .device-carry/bundle.tar.xz; fi
@@ -67,6 +69,13 @@ if [ "$what" = multigpu ]; then
     done
   done
   scripts/mpirun_gpus.sh 1 $bin/bench_distributed gpu-strong "$(rows_fitting 1)" $n $k 2>&1 | tee -a "$logs/bench_distributed_multigpu.txt"
+  exit $status
+fi
+if [ "$what" = sparse ]; then
+  grid=${RANDNLA_LAPLACIAN:-243}
+  .device/bin-debian/bench_sparse_rsvd --mtx .device/data/wordnet.mtx --laplacian "$grid" 2>&1 | tee "$logs/bench_sparse_rsvd.txt" || status=1
+  python3 perf_tests/peer_sparse_rsvd.py --device cuda --mtx .device/data/wordnet.mtx --laplacian "$grid" \
+    --json "$logs/peer_sparse_rsvd.json" 2>&1 | tee "$logs/peer_sparse_rsvd.txt" || status=1
   exit $status
 fi
 if [ "$what" = distributed ]; then

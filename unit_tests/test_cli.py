@@ -1,5 +1,6 @@
 """The randnla tool on bad input: a one-line error naming the file and the problem, a non-zero
 exit status, no partial output, and no overwrite without --force. Usage: test_cli.py RANDNLA"""
+import json
 import os
 import subprocess
 import sys
@@ -435,6 +436,36 @@ with tempfile.TemporaryDirectory() as d:
         expect_error(label, ["qr", "--input", path, "--output", mtx_out, "--backend", "host"], needle, status=3)
         check(label + ": no output", not os.path.exists(mtx_out))
     check("no output after input errors", not os.path.exists(in_out))
+
+    # Coordinate input kept sparse (#56 item 2, #57 item 4): a 300000 x 200000 file, 2.4e11 bytes
+    # dense (refused as too large before), runs rsvd and pca as CSR; a planted rank-3 block makes the
+    # leading singular values known exactly (sqrt(entries) * value for all-equal blocks).
+    big_m, big_n, blocks = 300000, 200000, [(0, 0, 40, 30, 2.0), (1000, 5000, 20, 50, 1.0), (90000, 150000, 10, 10, 0.5)]
+    lines = []
+    for r0, c0, h, w, v in blocks:
+        lines += ["%d %d %g" % (r0 + i + 1, c0 + j + 1, v) for i in range(h) for j in range(w)]
+    big = mtx("big.mtx", "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n%s\n" % (big_m, big_n, len(lines), "\n".join(lines)))
+    exact_s = sorted((float(v * np.sqrt(h * w)) for _, _, h, w, v in blocks), reverse=True)
+    big_json, big_out = os.path.join(d, "big.json"), os.path.join(d, "big-rsvd")
+    code, out_text, err = run("rsvd", "--input", big, "--rank", "3", "--oversampling", "5", "--output", big_out,
+                              "--backend", "host", "--json", big_json)
+    if code == 0:
+        rep = json.load(open(big_json))
+        s = rep["result"]["singular_values"]
+        check("coordinate .mtx kept sparse: rsvd", rep["input"]["storage"] == "CSR" and rep["input"]["nnz"] == len(lines)
+              and np.allclose(s, exact_s, rtol=1e-5) and rep["result"]["relative_error"] < 1e-5,
+              "S %s (exact %s), error %s" % (s, exact_s, rep["result"]["relative_error"]))
+    else:
+        check("coordinate .mtx kept sparse: rsvd", False, "exit %s: %s" % (code, err.strip()))
+    code, out_text, err = run("pca", "--input", big, "--rank", "3", "--oversampling", "5", "--output",
+                              os.path.join(d, "big-pca"), "--backend", "host", "--exact", "off")
+    check("coordinate .mtx kept sparse: pca", code == 0 and "kept sparse: CSR" in out_text, "exit %s: %s" % (code, err.strip()))
+    for label, text, needle in [
+            ("sparse all zero", "%%MatrixMarket matrix coordinate real general\n5 4 2\n1 1 0\n2 3 0\n", "all zero"),
+            ("sparse NaN", "%%MatrixMarket matrix coordinate real general\n5 4 2\n1 1 nan\n2 3 1\n", "NaN")]:
+        path = mtx(label.replace(" ", "-") + ".mtx", text)
+        expect_error(label, ["rsvd", "--input", path, "--rank", "1", "--oversampling", "0", "--output",
+                             os.path.join(d, "out-" + label.replace(" ", "-")), "--backend", "host"], needle, status=3)
 
     # N-D .npy tensors (#56 item 2): tucker takes a 3-D array, C or Fortran order, as the tensor
     # X(i, j, l) = x[i, j, l]; the written core and factors reconstruct it (in FP64) within 1.5 times

@@ -149,6 +149,37 @@ TEST(Io, NpyTensorsFirstIndexFastest) {
             std::string::npos);
 }
 
+// The CSR reader stores what the dense reader does: mirrors of a symmetric file, repeated positions
+// summed, each row's columns sorted, explicit zeros kept as entries.
+TEST(Io, CoordinateMtxAsCsrEqualsTheDenseReading) {
+  const std::string file =
+      "%%MatrixMarket matrix coordinate real symmetric\n% comment\n4 4 6\n"
+      "4 1 2.5\n2 2 -1\n3 1 0.5\n4 1 1.5\n3 3 0\n4 2 7\n";
+  const io::DenseMatrix d = io::parse_mtx(file, "s.mtx");
+  const io::SparseMatrix s = io::parse_mtx_sparse(file, "s.mtx");
+  ASSERT_TRUE(io::is_mtx_coordinate(file));
+  ASSERT_EQ(s.rows, 4);
+  ASSERT_EQ(s.cols, 4);
+  EXPECT_EQ(s.row_ptr, (std::vector<std::int32_t>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(s.col_idx, (std::vector<std::int32_t>{2, 3, 1, 3, 0, 2, 0, 1}));
+  std::vector<float> dense(16, 0.0f);
+  for (std::int64_t i = 0; i < s.rows; ++i)
+    for (std::int32_t e = s.row_ptr[static_cast<std::size_t>(i)]; e < s.row_ptr[static_cast<std::size_t>(i) + 1]; ++e) {
+      if (e > s.row_ptr[static_cast<std::size_t>(i)]) EXPECT_LT(s.col_idx[static_cast<std::size_t>(e) - 1], s.col_idx[static_cast<std::size_t>(e)]);
+      dense[static_cast<std::size_t>(i + 4 * s.col_idx[static_cast<std::size_t>(e)])] += s.values[static_cast<std::size_t>(e)];
+    }
+  for (std::size_t e = 0; e < dense.size(); ++e) EXPECT_EQ(dense[e], d.data[e]) << "element " << e;
+  EXPECT_EQ(d.data[3 + 4 * 0], 4.0f);  // (4, 1): 2.5 + 1.5, summed
+  EXPECT_EQ(s.source_type, "Matrix Market coordinate real symmetric");
+  EXPECT_FALSE(io::is_mtx_coordinate("%%MatrixMarket matrix array real general\n1 1\n1\n"));
+  EXPECT_NE(message_of([] { io::parse_mtx_sparse("%%MatrixMarket matrix array real general\n1 1\n1\n", "a.mtx"); })
+                .find("not a coordinate"), std::string::npos);
+  EXPECT_NE(message_of([] { io::parse_mtx_sparse("%%MatrixMarket matrix coordinate real general\n3000000000 1 0\n", "h.mtx"); })
+                .find("2^31 - 1"), std::string::npos);
+  EXPECT_NE(message_of([] { io::parse_mtx_sparse("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", "b.mtx"); })
+                .find("out of range"), std::string::npos);
+}
+
 TEST(Io, BadFilesThrowNamingTheFileAndTheProblem) {
   EXPECT_NE(message_of([] { io::read_matrix("/nonexistent/x.npy"); }).find("/nonexistent/x.npy"), std::string::npos);
   EXPECT_NE(message_of([] { io::parse_npy("NOTNPY....", "a.npy"); }).find("bad magic"), std::string::npos);

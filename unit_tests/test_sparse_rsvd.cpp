@@ -144,6 +144,17 @@ TEST(SparseRsvd, MatchesTheDenseRsvdOfTheSameMatrixAndTheFp64Svd) {
   // The error estimate against the true residual ||A - U S V^T||_F / ||A||_F.
   const double err = test::lowrank_relative_error(dense.cview(), u.cview(), test::to_host(*b, sparse.S).cview(), v.cview());
   EXPECT_NEAR(sparse.report.relative_error_estimate, err, 0.5 * err);
+  // randnla::relative_error (no m x n buffer) against the dense FP64 residual, also for a U that
+  // is far from orthonormal (the formula must not assume U^T U = I).
+  const test::HostMatrix<float> sv = test::to_host(*b, sparse.S);
+  EXPECT_NEAR(relative_error(*b, a.view(), sparse.U, sparse.S, sparse.V), err, 1e-5 * err);
+  test::HostMatrix<float> skewed = u;
+  for (index_t i = 0; i < M; ++i) skewed(i, 0) = 1.5f * u(i, 0) + 0.3f * u(i, 2);
+  const double skewed_err = test::lowrank_relative_error(dense.cview(), skewed.cview(), sv.cview(), v.cview());
+  ASSERT_GT(skewed_err, 2 * err);
+  EXPECT_NEAR(relative_error(*b, a.view(), skewed.cview(), sv.cview(), v.cview()), skewed_err, 1e-5 * skewed_err);
+  EXPECT_NE(test::invalid_argument_message([&] { relative_error(*b, a.view(), v.cview(), sv.cview(), v.cview()); }).find("U"),
+            std::string::npos);
 }
 
 TEST(SparseRsvd, FixedAccuracyMatchesTheDenseOneOnTheSameMatrix) {

@@ -70,22 +70,6 @@ std::function<void(MatrixView<const float>, MatrixView<float>)> on_views(const F
   };
 }
 
-/// A PcaResult's matrices as the views `out` allocated.
-template <class Exec>
-PcaViews<typename Exec::memory_space> pca_views_of(const ViewOutputs<Exec>& out, PcaResult&& r) {
-  PcaViews<typename Exec::memory_space> v;
-  v.mean = out.vector(r.mean);
-  v.components = out.view(r.components);
-  v.singular_values = out.vector(r.singular_values);
-  v.explained_variance = out.vector(r.explained_variance);
-  v.explained_variance_ratio = out.vector(r.explained_variance_ratio);
-  v.scores = out.view(r.scores);
-  v.total_variance = r.total_variance;
-  v.report = std::move(r.report);
-  v.input = "X: CSR, read in place";
-  return v;
-}
-
 }  // namespace kokkos_api
 
 /// Rank-k randomized SVD of the sparse matrix A (m x n; FP32 values, int offsets and column indices,
@@ -148,7 +132,7 @@ PcaViews<typename Exec::memory_space> pca(const Exec& exec, const CsrMatrix<Devi
   const CsrView view = kokkos_api::csr_view_of<Exec>(x, "X");
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
-  return kokkos_api::pca_views_of(out, pca(*backend, view, k, options, out.allocator()));
+  return kokkos_api::pca_views_of(out, pca(*backend, view, k, options, out.allocator()), "X: CSR, read in place");
 }
 
 }  // namespace randnla

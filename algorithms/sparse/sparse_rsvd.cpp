@@ -2,6 +2,7 @@
 // range finder, the small SVD and the PCA's steps are the dense algorithms' own.
 #include "sparse_rsvd.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -231,7 +232,73 @@ std::vector<float> to_host(Backend& b, MatrixView<const float> column) {
   return h;
 }
 
+/// Rows of the FP64 blocks relative_error converts (8 MB of doubles for k = 256 per operand).
+constexpr index_t kErrorBlockRows = 4096;
+
+/// X^T Y (k x k, X and Y m x k) in FP64: the sum over blocks of rows, each converted to FP64.
+std::vector<double> gram_fp64(Backend& b, MatrixView<const float> x, MatrixView<const float> y) {
+  const index_t m = x.rows(), k = x.cols(), rows = std::min<index_t>(std::max<index_t>(m, 1), kErrorBlockRows);
+  std::vector<double> h(static_cast<std::size_t>(k * k), 0.0);
+  if (m == 0 || k == 0) return h;
+  Matrix<double> xd(b, rows, k, "X block"), yd(b, rows, k, "Y block"), g(b, k, k, "X^T Y");
+  for (index_t i0 = 0; i0 < m; i0 += rows) {
+    const index_t r = std::min(rows, m - i0);
+    b.convert(x.block(i0, 0, r, k), xd.view().block(0, 0, r, k));
+    b.convert(y.block(i0, 0, r, k), yd.view().block(0, 0, r, k));
+    b.product(Op::T, Op::N, 1.0, xd.view().block(0, 0, r, k), yd.view().block(0, 0, r, k), i0 == 0 ? 0.0 : 1.0, g.view());
+  }
+  b.copy(g.view(), MatrixView<double>(h.data(), k, k, k, MemorySpace::Host));
+  return h;
+}
+
 }  // namespace
+
+double relative_error(Backend& b, const CsrView& a, MatrixView<const float> u, MatrixView<const float> s,
+                      MatrixView<const float> v) {
+  require_csr_shape(a, "A");
+  const index_t k = s.rows();
+  require_space(u, b.memory_space(), "U"), require_space(s, b.memory_space(), "S"), require_space(v, b.memory_space(), "V");
+  require_shape(u, a.rows, k, "U"), require_shape(s, k, 1, "S"), require_shape(v, a.cols, k, "V");
+  SparseOps& ops = b.ops<SparseOps>();
+  require_valid_csr(b, ops, a, "A");
+  const double norm = b.frobenius_norm(values_of(a));
+  if (norm == 0.0) return 0.0;
+  Matrix<float> av(b, a.rows, k, "A V");
+  ops.spmm(a, Op::N, v, av.view());
+  const std::vector<double> gu = gram_fp64(b, u, u), cross = gram_fp64(b, u, av), gv = gram_fp64(b, v, v);
+  const std::vector<float> sh = to_host(b, s);
+  double squares = norm * norm;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(k); ++i) {
+    squares -= 2.0 * sh[i] * cross[i + i * static_cast<std::size_t>(k)];
+    for (std::size_t j = 0; j < static_cast<std::size_t>(k); ++j)
+      squares += static_cast<double>(sh[i]) * sh[j] * gu[i + j * k] * gv[i + j * k];
+  }
+  return std::sqrt(std::max(squares, 0.0)) / norm;
+}
+
+CsrArrays copy_csr(Backend& b, const CsrView& a) {
+  require(a.rows >= 0, "A.rows", a.rows, "must be >= 0");
+  require(a.nnz >= 0, "A.nnz", a.nnz, "must be >= 0");
+  require(a.row_ptr != nullptr, "A.row_ptr", "null", "must hold rows + 1 offsets");
+  require(a.nnz == 0 || (a.col_idx != nullptr && a.values != nullptr), "A.col_idx or A.values", "null",
+          "must hold nnz = " + std::to_string(a.nnz) + " entries");
+  // The index arrays travel through the float copy, which moves bytes unchanged.
+  static_assert(sizeof(std::int32_t) == sizeof(float), "int32 offsets and indices are copied as floats");
+  auto copied = [&](const void* src, index_t count) {
+    const index_t n = std::max<index_t>(count, 1);
+    std::shared_ptr<void> dst = b.allocate(sizeof(float) * static_cast<std::size_t>(n));
+    if (count > 0)
+      b.copy(MatrixView<const float>(static_cast<const float*>(src), count, 1, n, a.space),
+             MatrixView<float>(static_cast<float*>(dst.get()), count, 1, n, b.memory_space()));
+    return dst;
+  };
+  CsrArrays c{copied(a.row_ptr, a.rows + 1), copied(a.col_idx, a.nnz), copied(a.values, a.nnz), a};
+  c.view.row_ptr = static_cast<const std::int32_t*>(c.row_ptr.get());
+  c.view.col_idx = static_cast<const std::int32_t*>(c.col_idx.get());
+  c.view.values = static_cast<const float*>(c.values.get());
+  c.view.space = b.memory_space();
+  return c;
+}
 
 RsvdResult rsvd(Backend& b, const CsrView& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
   require_csr_shape(a, "A");

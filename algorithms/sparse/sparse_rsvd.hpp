@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "randnla/pca/pca.hpp"
 #include "randnla/rsvd/rsvd.hpp"
@@ -23,6 +24,30 @@ struct OperatorCallbacks {
   /// Z (cols x l) := A^T Y, Y rows x l.
   std::function<void(MatrixView<const float> y, MatrixView<float> z)> apply_transpose;
 };
+
+/// A CSR matrix whose arrays are in a backend's memory, owned here (as Matrix owns a dense one's):
+/// `view` describes them.
+struct CsrArrays {
+  std::shared_ptr<void> row_ptr, col_idx, values;
+  CsrView view;
+};
+
+/// The arrays of `a` (anywhere) copied into `backend`'s memory, unchanged and unchecked (the
+/// algorithms check them). Throws InvalidArgument for negative extents (A.rows, A.nnz) or a null
+/// array where entries exist.
+CsrArrays copy_csr(Backend& backend, const CsrView& a);
+
+/// ||A - U diag(S) V^T||_F / ||A||_F for the CSR matrix A (m x n, validated as rsvd(Backend&, const
+/// CsrView&, ...) validates it), U (m x k), S (k x 1) and V (n x k) FP32 in the backend's memory,
+/// without an m x n buffer: ||A||_F^2 - 2 tr(S U^T A V) + tr((S U^T U S)(V^T V)), which holds for
+/// any U and V (orthonormal or not). A V is one CSR product in FP32; the k x k products U^T U,
+/// U^T (A V) and V^T V are FP64 sums over blocks of rows converted to FP64, and ||A||_F^2 the FP64
+/// sum of the squared values, so the result is exact to about 2^-24 (from A V) relative, down to
+/// errors of about 1e-4. Costs 2 nnz k + 2 (m + n) k^2 flops and (m + n) k extra FP32 words.
+/// Throws InvalidArgument for the CSR defects rsvd names, and for U, S, V whose shapes disagree
+/// with A's or k's (U, S, V) or that are in another memory space.
+double relative_error(Backend& backend, const CsrView& a, MatrixView<const float> u, MatrixView<const float> s,
+                      MatrixView<const float> v);
 
 /// Rank-k randomized SVD A ~ U diag(S) V^T of the CSR matrix A (in the backend's memory; see
 /// CsrView), by Halko, Martinsson & Tropp (2011), Algorithms 4.4 and 5.1, as rsvd(Backend&,

@@ -258,93 +258,173 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   return m;
 }
 
-DenseMatrix parse_mtx(const std::string& bytes, const std::string& name) {
-  std::istringstream in(bytes);
+namespace {
+
+// ---- Matrix Market ----------------------------------------------------------------------
+
+/// A Matrix Market file's banner and size line (https://math.nist.gov/MatrixMarket/formats.html).
+struct MtxHeader {
+  std::string format, field, symmetry;
+  std::int64_t rows = -1, cols = -1, nnz = -1;
+  bool symmetric() const { return symmetry != "general"; }
+  bool skew() const { return symmetry == "skew-symmetric"; }
+  std::string type() const { return "Matrix Market " + format + " " + field + " " + symmetry; }
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+/// Reads the banner, the comments and the size line from `in`, checking each against the format.
+MtxHeader read_mtx_header(std::istringstream& in, std::size_t bytes, const std::string& name) {
   std::string line;
   if (!std::getline(in, line)) bad(name, "empty file");
   std::istringstream banner(line);
-  std::string tag, object, format, field, symmetry;
-  banner >> tag >> object >> format >> field >> symmetry;
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-  };
+  std::string tag, object;
+  MtxHeader h;
+  banner >> tag >> object >> h.format >> h.field >> h.symmetry;
   if (tag != "%%MatrixMarket" || lower(object) != "matrix") bad(name, "not a Matrix Market matrix (bad banner)");
-  format = lower(format), field = lower(field), symmetry = lower(symmetry);
-  if (format != "array" && format != "coordinate") bad(name, "unknown Matrix Market format '" + format + "'");
-  if (field != "real" && field != "integer" && field != "double" && field != "pattern")
-    bad(name, "unsupported Matrix Market field '" + field + "' (real, integer, pattern)");
-  if (symmetry != "general" && symmetry != "symmetric" && symmetry != "skew-symmetric")
-    bad(name, "unsupported Matrix Market symmetry '" + symmetry + "'");
-  if (format == "array" && field == "pattern") bad(name, "pattern is only valid for coordinate format");
+  h.format = lower(h.format), h.field = lower(h.field), h.symmetry = lower(h.symmetry);
+  if (h.format != "array" && h.format != "coordinate") bad(name, "unknown Matrix Market format '" + h.format + "'");
+  if (h.field != "real" && h.field != "integer" && h.field != "double" && h.field != "pattern")
+    bad(name, "unsupported Matrix Market field '" + h.field + "' (real, integer, pattern)");
+  if (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric")
+    bad(name, "unsupported Matrix Market symmetry '" + h.symmetry + "'");
+  if (h.format == "array" && h.field == "pattern") bad(name, "pattern is only valid for coordinate format");
   while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
   }
   std::istringstream size_line(line);
-  std::int64_t rows = -1, cols = -1, nnz = -1;
-  size_line >> rows >> cols;
-  if (format == "coordinate") size_line >> nnz;
-  if (size_line.fail() || rows < 0 || cols < 0 || (format == "coordinate" && nnz < 0)) bad(name, "bad size line '" + line + "'");
-  DenseMatrix m;
-  m.rows = rows;
-  m.cols = cols;
-  const std::int64_t count = checked_elements(rows, cols, name);
+  size_line >> h.rows >> h.cols;
+  if (h.format == "coordinate") size_line >> h.nnz;
+  if (size_line.fail() || h.rows < 0 || h.cols < 0 || (h.format == "coordinate" && h.nnz < 0))
+    bad(name, "bad size line '" + line + "'");
+  if (h.symmetric() && h.rows != h.cols) bad(name, "a symmetric matrix must be square");
   // Every entry takes at least two bytes ("0\n"): reject impossible sizes before allocating.
-  const std::int64_t entries = format == "array" ? count : nnz;
-  if (entries > static_cast<std::int64_t>(bytes.size()) / 2) bad(name, "truncated data: " + std::to_string(entries) + " entries announced");
-  m.data.assign(static_cast<std::size_t>(count), 0.0f);
-  const bool sym = symmetry != "general";
-  const float mirror = symmetry == "skew-symmetric" ? -1.0f : 1.0f;
-  const bool skew = symmetry == "skew-symmetric";
-  if (sym && rows != cols) bad(name, "a symmetric matrix must be square");
-  // Coordinate entries that repeat a position are summed (the format's convention); an integer
-  // field holds integers; a pattern field holds no values.
-  auto add = [&](std::int64_t i, std::int64_t j, double v) {
-    m.data[static_cast<std::size_t>(i + j * rows)] += static_cast<float>(v);
-    if (sym && i != j) m.data[static_cast<std::size_t>(j + i * rows)] += mirror * static_cast<float>(v);
+  const std::int64_t entries = h.format == "array" ? checked_elements(h.rows, h.cols, name) : h.nnz;
+  if (entries > static_cast<std::int64_t>(bytes) / 2) bad(name, "truncated data: " + std::to_string(entries) + " entries announced");
+  return h;
+}
+
+/// Calls add(i, j, v) (zero-based) for every entry the file stores, its mirror included where the
+/// matrix is symmetric or skew-symmetric; checks each entry against the header (indices in range,
+/// the lower triangle only where symmetric, a value of the field's type, the announced count).
+template <class Add>
+void for_each_mtx_entry(std::istringstream& in, const MtxHeader& h, const std::string& name, const Add& add) {
+  const double mirror = h.skew() ? -1.0 : 1.0;
+  auto store = [&](std::int64_t i, std::int64_t j, double v) {
+    add(i, j, v);
+    if (h.symmetric() && i != j) add(j, i, mirror * v);
   };
   auto value = [&](const std::string& token, const std::string& where) {
     char* end = nullptr;
     errno = 0;
-    const double v = field == "integer" ? static_cast<double>(std::strtoll(token.c_str(), &end, 10)) : std::strtod(token.c_str(), &end);
+    const double v = h.field == "integer" ? static_cast<double>(std::strtoll(token.c_str(), &end, 10)) : std::strtod(token.c_str(), &end);
     if (token.empty() || *end != '\0' || errno == ERANGE)
-      bad(name, where + ": '" + token + "' is not " + (field == "integer" ? "an integer" : "a real number"));
+      bad(name, where + ": '" + token + "' is not " + (h.field == "integer" ? "an integer" : "a real number"));
     return v;
   };
-  std::int64_t read = 0;
-  std::string token;
-  if (format == "array") {
-    const std::int64_t expected = !sym ? count : skew ? rows * (rows - 1) / 2 : rows * (rows + 1) / 2;
-    for (std::int64_t j = 0; j < cols; ++j)
-      for (std::int64_t i = !sym ? 0 : skew ? j + 1 : j; i < rows; ++i) {
+  std::string line, token;
+  if (h.format == "array") {
+    const std::int64_t expected = !h.symmetric() ? h.rows * h.cols : h.skew() ? h.rows * (h.rows - 1) / 2 : h.rows * (h.rows + 1) / 2;
+    std::int64_t read = 0;
+    for (std::int64_t j = 0; j < h.cols; ++j)
+      for (std::int64_t i = !h.symmetric() ? 0 : h.skew() ? j + 1 : j; i < h.rows; ++i) {
         if (!(in >> token)) bad(name, "truncated data: " + std::to_string(read) + " of " + std::to_string(expected) + " array entries");
-        add(i, j, value(token, "array entry " + std::to_string(read + 1)));
+        store(i, j, value(token, "array entry " + std::to_string(read + 1)));
         ++read;
       }
   } else {
     std::int64_t e = 0;
-    while (e < nnz && std::getline(in, line)) {
+    while (e < h.nnz && std::getline(in, line)) {
       if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '%') continue;
       std::istringstream entry(line);
       std::string ti, tj, tv, extra;
       entry >> ti >> tj;
       const bool has_value = static_cast<bool>(entry >> tv);
-      const std::string where = "entry " + std::to_string(e + 1) + " of " + std::to_string(nnz);
-      if (field == "pattern" ? has_value : !has_value || (entry >> extra))
-        bad(name, where + ": '" + line + "' must hold " + (field == "pattern" ? "a row and a column only" : "a row, a column and one value"));
+      const std::string where = "entry " + std::to_string(e + 1) + " of " + std::to_string(h.nnz);
+      if (h.field == "pattern" ? has_value : !has_value || (entry >> extra))
+        bad(name, where + ": '" + line + "' must hold " + (h.field == "pattern" ? "a row and a column only" : "a row, a column and one value"));
       const auto i = std::strtoll(ti.c_str(), nullptr, 10), j = std::strtoll(tj.c_str(), nullptr, 10);
       if (ti.find_first_not_of("0123456789") != std::string::npos || tj.find_first_not_of("0123456789") != std::string::npos ||
-          i < 1 || i > rows || j < 1 || j > cols)
+          i < 1 || i > h.rows || j < 1 || j > h.cols)
         bad(name, where + " index out of range");
-      if (sym && (skew ? i <= j : i < j))
-        bad(name, where + " lies above the diagonal (or on it, skew-symmetric): a " + symmetry + " file stores the lower triangle only");
-      add(i - 1, j - 1, field == "pattern" ? 1.0 : value(tv, where));
+      if (h.symmetric() && (h.skew() ? i <= j : i < j))
+        bad(name, where + " lies above the diagonal (or on it, skew-symmetric): a " + h.symmetry + " file stores the lower triangle only");
+      store(i - 1, j - 1, h.field == "pattern" ? 1.0 : value(tv, where));
       ++e;
     }
-    if (e < nnz) bad(name, "truncated data: entry " + std::to_string(e + 1) + " of " + std::to_string(nnz) + " missing");
+    if (e < h.nnz) bad(name, "truncated data: entry " + std::to_string(e + 1) + " of " + std::to_string(h.nnz) + " missing");
   }
   while (in >> token)
     if (token[0] != '%') bad(name, "holds more entries than its size line announces");
-  m.source_type = "Matrix Market " + format + " " + field + " " + symmetry;
+}
+
+/// Triplets (i, j, v) into CSR: rows in order, each row's columns sorted, repeated positions summed.
+void compress_rows(std::vector<std::int64_t>& ij, std::vector<double>& v, SparseMatrix& m) {
+  const std::size_t count = v.size();
+  std::vector<std::size_t> order(count);
+  for (std::size_t e = 0; e < count; ++e) order[e] = e;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return ij[x] < ij[y]; });
+  m.row_ptr.assign(static_cast<std::size_t>(m.rows) + 1, 0);
+  for (std::size_t t = 0; t < count;) {
+    const std::int64_t key = ij[order[t]];
+    double sum = 0;
+    for (; t < count && ij[order[t]] == key; ++t) sum += v[order[t]];
+    m.col_idx.push_back(static_cast<std::int32_t>(key % m.cols));
+    m.values.push_back(static_cast<float>(sum));
+    ++m.row_ptr[static_cast<std::size_t>(key / m.cols) + 1];
+  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(m.rows); ++i) m.row_ptr[i + 1] += m.row_ptr[i];
+}
+
+}  // namespace
+
+bool is_mtx_coordinate(const std::string& bytes) {
+  std::istringstream banner(bytes.substr(0, bytes.find('\n')));
+  std::string tag, object, format;
+  banner >> tag >> object >> format;
+  return tag == "%%MatrixMarket" && lower(format) == "coordinate";
+}
+
+DenseMatrix parse_mtx(const std::string& bytes, const std::string& name) {
+  std::istringstream in(bytes);
+  const MtxHeader h = read_mtx_header(in, bytes.size(), name);
+  DenseMatrix m;
+  m.rows = h.rows;
+  m.cols = h.cols;
+  m.data.assign(static_cast<std::size_t>(checked_elements(h.rows, h.cols, name)), 0.0f);
+  // Coordinate entries that repeat a position are summed (the format's convention).
+  for_each_mtx_entry(in, h, name, [&](std::int64_t i, std::int64_t j, double v) {
+    m.data[static_cast<std::size_t>(i + j * h.rows)] += static_cast<float>(v);
+  });
+  m.source_type = h.type();
+  return m;
+}
+
+SparseMatrix parse_mtx_sparse(const std::string& bytes, const std::string& name) {
+  std::istringstream in(bytes);
+  const MtxHeader h = read_mtx_header(in, bytes.size(), name);
+  if (h.format != "coordinate") bad(name, "is a Matrix Market array (dense) file, not a coordinate (sparse) one");
+  constexpr std::int64_t kMaxIndex = 2147483647;  // CSR with 32-bit offsets and column indices
+  const std::int64_t stored = h.symmetric() ? 2 * h.nnz : h.nnz;
+  if (h.rows > kMaxIndex || h.cols > kMaxIndex || stored > kMaxIndex)
+    bad(name, h.type() + " of " + std::to_string(h.rows) + " x " + std::to_string(h.cols) + " with " +
+                  std::to_string(stored) + " entries (mirrors included) exceeds the 2^31 - 1 rows, columns and "
+                  "entries of 32-bit CSR");
+  SparseMatrix m;
+  m.rows = h.rows;
+  m.cols = h.cols;
+  std::vector<std::int64_t> ij;
+  std::vector<double> v;
+  ij.reserve(static_cast<std::size_t>(stored));
+  v.reserve(static_cast<std::size_t>(stored));
+  for_each_mtx_entry(in, h, name, [&](std::int64_t i, std::int64_t j, double x) {
+    ij.push_back(i * h.cols + j);
+    v.push_back(x);
+  });
+  compress_rows(ij, v, m);
+  m.source_type = h.type();
   return m;
 }
 
@@ -420,15 +500,28 @@ DenseMatrix parse_idx(const std::string& bytes, const std::string& name) {
   return m;
 }
 
-DenseMatrix read_matrix(const std::string& path, int max_dims) {
-  std::string base = path;
-  if (ends_with(base, ".gz")) base.resize(base.size() - 3);
-  const std::string bytes = read_file(path);
+namespace {
+/// The file's name without a trailing .gz.
+std::string uncompressed_name(const std::string& path) {
+  return ends_with(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+}
+
+DenseMatrix parse_by_name(const std::string& bytes, const std::string& path, int max_dims) {
+  const std::string base = uncompressed_name(path);
   if (ends_with(base, ".npy")) return parse_npy(bytes, path, max_dims);
   if (ends_with(base, ".mtx")) return parse_mtx(bytes, path);
   if (ends_with(base, ".idx") || ends_with(base, "-ubyte") || base.find("idx") != std::string::npos)
     return parse_idx(bytes, path);
   bad(path, "unknown format (use .npy, .mtx or .idx / -ubyte, optionally .gz)");
+}
+}  // namespace
+
+DenseMatrix read_matrix(const std::string& path, int max_dims) { return parse_by_name(read_file(path), path, max_dims); }
+
+std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path) {
+  const std::string bytes = read_file(path);
+  if (ends_with(uncompressed_name(path), ".mtx") && is_mtx_coordinate(bytes)) return parse_mtx_sparse(bytes, path);
+  return parse_by_name(bytes, path, 2);
 }
 
 namespace {

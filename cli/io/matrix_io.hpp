@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace randnla {
@@ -44,6 +45,16 @@ struct DenseMatrix {
   std::vector<std::int64_t> extents;
 };
 
+/// A sparse matrix on the host in compressed sparse row form, as randnla::CsrView describes it:
+/// zero-based, row i's entries at row_ptr[i] .. row_ptr[i + 1] - 1, each row's column indices
+/// strictly increasing (repeated positions of the file summed), FP32 values.
+struct SparseMatrix {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::int32_t> row_ptr, col_idx;
+  std::vector<float> values;
+  std::string source_type;  ///< e.g. "Matrix Market coordinate real symmetric"
+};
+
 /// Largest matrix the readers accept (elements), so a corrupt header cannot ask for terabytes.
 /// The fuzzers build with a smaller cap so that each input stays cheap.
 #ifndef RANDNLA_IO_MAX_ELEMENTS
@@ -67,12 +78,23 @@ std::string gunzip(const std::string& compressed, const std::string& name, std::
 /// A .npy array of float32 or float64 (little-endian), C or Fortran order, of 1 to `max_dims`
 /// dimensions: a 1-D array is n x 1; an N-D one (N > 2) is kept with its extents (see DenseMatrix).
 DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims = 2);
+/// A Matrix Market file (array or coordinate; real, integer, double or pattern; general, symmetric
+/// or skew-symmetric, mirrors stored) as a dense matrix; repeated coordinate positions are summed.
 DenseMatrix parse_mtx(const std::string& bytes, const std::string& name);
+/// Whether the bytes start with a Matrix Market coordinate (sparse) banner.
+bool is_mtx_coordinate(const std::string& bytes);
+/// A coordinate Matrix Market file as CSR (fields and symmetries as parse_mtx; mirrors stored,
+/// repeated positions summed), checked as parse_mtx checks it; refused when it is an array file or
+/// exceeds 32-bit CSR (2^31 - 1 rows, columns or entries with mirrors).
+SparseMatrix parse_mtx_sparse(const std::string& bytes, const std::string& name);
 /// IDX: a 1-D file is n x 1, 2-D n x m, 3-D or more n x (product of the rest): one row per item.
 DenseMatrix parse_idx(const std::string& bytes, const std::string& name);
 /// By extension (.npy, .mtx, .idx/-ubyte, optionally .gz), after read_file; a .npy of up to
 /// `max_dims` dimensions (2: a matrix only).
 DenseMatrix read_matrix(const std::string& path, int max_dims = 2);
+/// As read_matrix, except that a coordinate Matrix Market file (.mtx, optionally .gz) stays sparse:
+/// CSR as parse_mtx_sparse reads it.
+std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path);
 
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).
 std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols);
