@@ -90,7 +90,7 @@ void run(Backend& b, index_t d, SparseProjectionOptions o, const std::vector<Spa
 void stored_peer(Backend& b, index_t d) {
   const index_t batch = 32, k = 16384;
   Matrix<fp16> s(b, k, d, "S"), a(b, batch, d, "A");
-  b.fill_random(RandomSpec{Distribution::SparseSign, 5, 0, 1.0 / 3.0}, s.view());
+  b.fill_random(RandomSpec{Distribution::Ternary, 5, 0, 1.0 / 3.0}, s.view());
   b.fill_random(RandomSpec{Distribution::Gaussian, 77, 0}, a.view());
   Matrix<float> y(b, k, batch, "Y");
   const double ms = randnla::median_ms(b, [&] { b.product(Op::N, Op::T, 1.0f, s, a, 0.0f, y); }, 5, 1);

@@ -72,7 +72,7 @@ TEST(Random, RademacherAndSparseSignFrequencies) {
     plus += x.data()[i] > 0;
   }
   EXPECT_NEAR(plus / 200000.0, 0.5, 0.005);
-  b->fill_random(RandomSpec{Distribution::SparseSign, 9, 0, 0.01}, x.view());
+  b->fill_random(RandomSpec{Distribution::Ternary, 9, 0, 0.01}, x.view());
   index_t nonzero = 0;
   for (index_t i = 0; i < 200000; ++i) {
     if (x.data()[i] != 0.0f) {
@@ -81,7 +81,7 @@ TEST(Random, RademacherAndSparseSignFrequencies) {
     }
   }
   EXPECT_NEAR(nonzero / 200000.0, 0.01, 0.001);
-  EXPECT_THROW(b->fill_random(RandomSpec{Distribution::SparseSign, 9, 0, 1.5}, x.view()), InvalidArgument);
+  EXPECT_THROW(b->fill_random(RandomSpec{Distribution::Ternary, 9, 0, 1.5}, x.view()), InvalidArgument);
 }
 
 TEST(Random, ElementDependsOnlyOnSeedStreamAndIndex) {
@@ -104,8 +104,8 @@ test::HostMatrix<float> operator_on_host(const RandomSpec& spec, index_t m, inde
   test::HostMatrix<float> x(m, n);
   const RandomDraw draw(spec, RandomBlock{0, 0, m});
   for (index_t j = 0; j < n; ++j) {
-    if (draw.sparse())
-      draw.walk_sparse_column(j, m, [&](std::int64_t i, float v) { x(i, j) = v; });
+    if (draw.ternary())
+      draw.walk_column_nonzeros(j, m, [&](std::int64_t i, float v) { x(i, j) = v; });
     else
       for (index_t i = 0; i < m; ++i) x(i, j) = draw.at(i, j);
   }
@@ -117,7 +117,7 @@ test::HostMatrix<float> operator_on_host(const RandomSpec& spec, index_t m, inde
 TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
   const index_t m = 257, n = 33;
   for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 5, 1}, RandomSpec{Distribution::Rademacher, 6, 0},
-                                RandomSpec{Distribution::SparseSign, 7, 2, 0.05}}) {
+                                RandomSpec{Distribution::Ternary, 7, 2, 0.05}}) {
     const test::HostMatrix<float> expect = operator_on_host(spec, m, n);
     for (const auto& [name, b] : test::portable_backends()) {
       RecordProperty("execution_space", name);
@@ -140,7 +140,7 @@ TEST(Random, OmegaIsIdenticalOnEveryExecutionSpaceAndThreadCount) {
 // every execution space; a block outside its operator is refused.
 TEST(Random, ABlockDrawnAloneEqualsThatBlockOfTheWholeOperator) {
   const index_t m = 300, n = 40, r0 = 17, c0 = 9, r = 101, c = 23;
-  for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 8, 0}, RandomSpec{Distribution::SparseSign, 9, 1, 0.1}}) {
+  for (const RandomSpec spec : {RandomSpec{Distribution::Gaussian, 8, 0}, RandomSpec{Distribution::Ternary, 9, 1, 0.1}}) {
     for (const auto& [name, b] : test::portable_backends()) {
       Matrix<float> whole(*b, m, n), block(*b, r, c);
       b->fill_random(spec, whole.view());
@@ -171,12 +171,12 @@ TEST(Random, SparseGapsAreGeometric) {
   };
   const double critical = 72.05;  // chi-square, 39 degrees of freedom, upper 0.001 quantile
   for (std::uint64_t seed : {1u, 2u, 3u}) {
-    const RandomDraw draw(RandomSpec{Distribution::SparseSign, seed, 0, p}, RandomBlock{0, 0, 2000000});
+    const RandomDraw draw(RandomSpec{Distribution::Ternary, seed, 0, p}, RandomBlock{0, 0, 2000000});
     std::vector<double> counts(bins, 0.0);
     double total = 0, nonzeros = 0, plus = 0;
     for (std::int64_t col = 0; col < 4; ++col) {
       std::int64_t last = -1;
-      draw.walk_sparse_column(col, 2000000, [&](std::int64_t row, float v) {
+      draw.walk_column_nonzeros(col, 2000000, [&](std::int64_t row, float v) {
         counts[std::min<std::int64_t>(row - last - 1, bins - 1)] += 1, total += 1;
         nonzeros += 1, plus += v > 0;
         ASSERT_GT(row, last);
@@ -195,7 +195,7 @@ TEST(Random, SparseGapsAreGeometric) {
 TEST(Random, OperatorFromDistributionAndStateReturnsTheNextState) {
   auto b = make_backend(BackendKind::Host);
   const RngState state{11, 4};
-  const RandomOperator omega(RandomDistribution{120, 30, Distribution::SparseSign, 0.2}, state);
+  const RandomOperator omega(RandomDistribution{120, 30, Distribution::Ternary, 0.2}, state);
   const Matrix<float> whole = omega.materialize<float>(*b);
   Matrix<float> block(*b, 50, 7);
   omega.fill(*b, block.view(), 60, 20);
@@ -203,13 +203,13 @@ TEST(Random, OperatorFromDistributionAndStateReturnsTheNextState) {
     for (index_t i = 0; i < 50; ++i) ASSERT_EQ(block.view()(i, j), whole.view()(60 + i, 20 + j));
   EXPECT_THROW(omega.fill(*b, block.view(), 0, 25), InvalidArgument);
   Matrix<float> x(*b, 120, 30), y(*b, 120, 30);
-  const RngState after = fill_random(*b, Distribution::SparseSign, state, x.view(), 0.2);
+  const RngState after = fill_random(*b, Distribution::Ternary, state, x.view(), 0.2);
   EXPECT_EQ(state.counter, 4u);
   EXPECT_EQ(after.counter, omega.next_state().counter);
   EXPECT_EQ(0, std::memcmp(x.data(), whole.data(), sizeof(float) * 120 * 30));
-  fill_random(*b, Distribution::SparseSign, after, y.view(), 0.2);
+  fill_random(*b, Distribution::Ternary, after, y.view(), 0.2);
   EXPECT_NE(0, std::memcmp(x.data(), y.data(), sizeof(float) * 120 * 30));
-  EXPECT_THROW(RandomOperator(RandomDistribution{10, 10, Distribution::SparseSign, 0.0}, state), InvalidArgument);
+  EXPECT_THROW(RandomOperator(RandomDistribution{10, 10, Distribution::Ternary, 0.0}, state), InvalidArgument);
 }
 
 }  // namespace

@@ -57,8 +57,8 @@ RANDNLA_HD PhiloxCounter philox4x32_10(PhiloxCounter c, PhiloxKey k) { return ph
 enum class Distribution {
   Gaussian,    ///< N(0, 1), Box–Muller
   Rademacher,  ///< ±1 with probability 1/2 each
-  SparseSign   ///< ±1/sqrt(density) with probability density/2 each, else 0 (Achlioptas; Li, Hastie & Church),
-               ///< drawn column by column in O(nnz) Philox calls (RandomDraw::walk_sparse_column)
+  Ternary     ///< ±1/sqrt(density) with probability density/2 each, else 0 (Achlioptas 2003; Li, Hastie &
+              ///< Church 2006), drawn column by column in O(nnz) Philox calls (RandomDraw::walk_column_nonzeros)
 };
 
 /// Identifies one random matrix: its distribution and the RNG state it is drawn from (key = seed,
@@ -68,7 +68,7 @@ struct RandomSpec {
   Distribution distribution = Distribution::Gaussian;
   std::uint64_t seed = 0;
   std::uint64_t stream = 0;  ///< independent sequences under one seed (e.g. one per power iteration)
-  double density = 1.0 / 3.0;  ///< SparseSign only, in (0, 1]
+  double density = 1.0 / 3.0;  ///< Ternary only, in (0, 1]
 };
 
 namespace detail {

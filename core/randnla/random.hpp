@@ -18,22 +18,22 @@ struct RandomBlock {
 };
 
 /// A random operator's draws with the per-operator constants computed once on the host.
-/// Throws InvalidArgument for a SparseSign density outside (0, 1].
+/// Throws InvalidArgument for a Ternary density outside (0, 1].
 struct RandomDraw {
   RandomSpec spec;
-  float log1m_density = 0.0f;  ///< SparseSign: log(1 - density), rounded once to FP32 on the host
-  float sparse_scale = 1.0f;   ///< SparseSign: 1/sqrt(density)
+  float log1m_density = 0.0f;  ///< Ternary: log(1 - density), rounded once to FP32 on the host
+  float ternary_scale = 1.0f;   ///< Ternary: 1/sqrt(density)
   RandomBlock block;
 
   RandomDraw(const RandomSpec& s, const RandomBlock& b) : RandomDraw(s) { block = b; }
   explicit RandomDraw(const RandomSpec& s) : spec(s) {
-    if (!sparse()) return;
+    if (!ternary()) return;
     require(s.density > 0.0 && s.density <= 1.0, "density", s.density, "must lie in (0, 1]");
     log1m_density = static_cast<float>(std::log1p(-s.density));  // -Inf for density 1: every gap 0
-    sparse_scale = static_cast<float>(1.0 / std::sqrt(s.density));
+    ternary_scale = static_cast<float>(1.0 / std::sqrt(s.density));
   }
 
-  RANDNLA_HD bool sparse() const { return spec.distribution == Distribution::SparseSign; }
+  RANDNLA_HD bool ternary() const { return spec.distribution == Distribution::Ternary; }
 
   /// The operator's index of element (i, j) of the filled matrix (random_element's e).
   RANDNLA_HD std::uint64_t index_of(std::int64_t i, std::int64_t j) const {
@@ -71,15 +71,15 @@ struct RandomDraw {
   }
   RANDNLA_HD static std::int64_t blocks_per_column(std::int64_t rows) { return (rows + 6) / 4; }
 
-  /// SparseSign: calls visit(row, value) for each non-zero of operator column `col` above
+  /// Ternary: calls visit(row, value) for each non-zero of operator column `col` above
   /// `row_end`, rows ascending. Consecutive non-zeros are 1 + G rows apart, G geometric with
   /// P(G = g) = (1 - p)^g p, drawn exactly as G = floor(log U / log(1 - p)), U uniform in (0, 1)
   /// (the 24-bit uniform and log of philox.hpp, identical on host and device); the sign from a
   /// second word. One Philox call per two non-zeros: O(nnz) calls, whatever the column's length
-  /// (Li, Hastie & Church, "Very sparse random projections", 2006). Column col uses the Philox
+  /// (Li, Hastie & Church, KDD 2006). Column col uses the Philox
   /// blocks col * 2^32 + t, so a column holds up to 2^33 non-zeros.
   template <class Visit>
-  RANDNLA_HD void walk_sparse_column(std::int64_t col, std::int64_t row_end, const Visit& visit) const {
+  RANDNLA_HD void walk_column_nonzeros(std::int64_t col, std::int64_t row_end, const Visit& visit) const {
     std::int64_t row = -1;
     for (std::uint64_t t = 0;; ++t) {
       const PhiloxCounter r =
@@ -88,7 +88,7 @@ struct RandomDraw {
       const float gap = exact::div(detail::log_deterministic(detail::uniform_open01(r.v[w])), log1m_density);
       if (!(gap < static_cast<float>(row_end - row - 1))) return;  // also ends a NaN gap
       row += 1 + static_cast<std::int64_t>(gap);
-      visit(row, (r.v[w + 1] >> 31) ? -sparse_scale : sparse_scale);
+      visit(row, (r.v[w + 1] >> 31) ? -ternary_scale : ternary_scale);
     }
   }
 };

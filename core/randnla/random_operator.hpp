@@ -18,11 +18,11 @@ struct RngState {
   RngState next() const { return RngState{key, counter + 1}; }
 };
 
-/// The distribution of a rows x cols random operator (immutable). RandBLAS's DenseDist/SparseDist.
+/// The distribution of a rows x cols random operator (immutable). RandBLAS's distributions (its DenseDist; Ternary as its sign-and-zero entries).
 struct RandomDistribution {
   index_t rows = 0, cols = 0;
   Distribution family = Distribution::Gaussian;
-  double density = 1.0 / 3.0;  ///< SparseSign only, in (0, 1]
+  double density = 1.0 / 3.0;  ///< Ternary only, in (0, 1]
 };
 
 /// A random operator Omega (rows x cols): a distribution and the state it is drawn from. Nothing is
@@ -30,7 +30,7 @@ struct RandomDistribution {
 /// operator, on every backend and for any thread count; materialize() stores all of it.
 class RandomOperator {
  public:
-  /// Throws InvalidArgument for negative dimensions or a SparseSign density outside (0, 1].
+  /// Throws InvalidArgument for negative dimensions or a Ternary density outside (0, 1].
   RandomOperator(const RandomDistribution& distribution, const RngState& state) : dist_(distribution), state_(state) {
     require(dist_.rows >= 0, "distribution.rows", dist_.rows, "must be >= 0");
     require(dist_.cols >= 0, "distribution.cols", dist_.cols, "must be >= 0");

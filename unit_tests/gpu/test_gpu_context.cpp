@@ -24,7 +24,7 @@ TEST(Gpu, OmegaOnDeviceEqualsOmegaOnHostBitForBit) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
   auto host = make_backend(BackendKind::Host);
-  for (auto dist : {Distribution::Gaussian, Distribution::Rademacher, Distribution::SparseSign}) {
+  for (auto dist : {Distribution::Gaussian, Distribution::Rademacher, Distribution::Ternary}) {
     const RandomSpec spec{dist, 20261121, 3, 0.05};
     for (index_t rows : {1, 37, 4096}) {
       const index_t cols = rows == 4096 ? 300 : 53;

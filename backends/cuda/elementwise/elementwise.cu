@@ -175,7 +175,7 @@ __global__ void dense_fill_kernel(RandomDraw draw, MatrixView<T> x, Store store)
 /// (O(nnz) Philox calls).
 template <class T, class Store>
 void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store store) {
-  if (!draw.sparse()) {
+  if (!draw.ternary()) {
     if (x.empty()) return;
     const index_t threads = (RandomDraw::blocks_per_column(x.rows()) + kFillBlocks - 1) / kFillBlocks;
     const dim3 grid(static_cast<unsigned>((threads + kThreads - 1) / kThreads),
@@ -187,7 +187,7 @@ void fill_random(const RandomDraw& draw, MatrixView<T> x, cudaStream_t s, Store 
   for_each(x.rows(), x.cols(), s, "fill_random zeros", [=] __device__(index_t i, index_t j) { store(at(x, i, j), 0.0f); });
   const std::int64_t row0 = draw.block.row0, col0 = draw.block.col0, row_end = row0 + x.rows();
   for_each(x.cols(), 1, s, "fill_random sparse columns", [=] __device__(index_t j, index_t) {
-    draw.walk_sparse_column(col0 + j, row_end, [&](std::int64_t row, float v) {
+    draw.walk_column_nonzeros(col0 + j, row_end, [&](std::int64_t row, float v) {
       if (row >= row0) store(at(x, row - row0, j), v);
     });
   });

@@ -11,7 +11,7 @@ namespace portable {
 /// per work item.
 template <class Exec, class T>
 void fill_random(const Exec& exec, const RandomDraw& draw, MatrixView<T> x) {
-  if (!draw.sparse()) {
+  if (!draw.ternary()) {
     const index_t rows = x.rows();
     for_each_element(exec, RandomDraw::blocks_per_column(rows), x.cols(), KOKKOS_LAMBDA(index_t q, index_t j) {
       draw.visit_block(q, j, rows, [&](std::int64_t i, float v) { assign(x(i, j), v); });
@@ -22,7 +22,7 @@ void fill_random(const Exec& exec, const RandomDraw& draw, MatrixView<T> x) {
   const std::int64_t row0 = draw.block.row0, col0 = draw.block.col0, row_end = row0 + x.rows();
   Kokkos::parallel_for("randnla::portable::fill_sparse_columns", Policy<Exec>(exec, 0, x.cols()),
                        KOKKOS_LAMBDA(index_t j) {
-                         draw.walk_sparse_column(col0 + j, row_end, [&](std::int64_t row, float v) {
+                         draw.walk_column_nonzeros(col0 + j, row_end, [&](std::int64_t row, float v) {
                            if (row >= row0) assign(x(row - row0, j), v);
                          });
                        });

@@ -14,7 +14,7 @@ class RandomOps : public virtual DeviceContext {
  public:
   /// Fills X with the random matrix `spec` (Philox4x32-10; identical on every backend and for any
   /// thread count), or with the block of it that `block` names. FP16: each element rounded to
-  /// nearest. Throws InvalidArgument for a SparseSign density outside (0, 1] or a block outside
+  /// nearest. Throws InvalidArgument for a Ternary density outside (0, 1] or a block outside
   /// its operator.
   void fill_random(const RandomSpec& spec, MatrixView<float> x, const RandomBlock& block = {}) {
     mine(x, "X"), do_fill_random(random_draw(spec, block, x.rows()), x);
