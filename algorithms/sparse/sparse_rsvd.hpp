@@ -28,8 +28,10 @@ struct OperatorCallbacks {
 /// A CSR matrix whose arrays are in a backend's memory, owned here (as Matrix owns a dense one's):
 /// `view` describes them.
 struct CsrArrays {
-  std::shared_ptr<void> row_ptr, col_idx, values;
-  CsrView view;
+  std::shared_ptr<void> row_ptr;  ///< rows + 1 offsets (int32), in the backend's memory
+  std::shared_ptr<void> col_idx;  ///< nnz column indices (int32), in the backend's memory
+  std::shared_ptr<void> values;   ///< nnz values (FP32), in the backend's memory
+  CsrView view;                   ///< the three arrays, described
 };
 
 /// The arrays of `a` (anywhere) copied into `backend`'s memory, unchanged and unchecked (the
