@@ -276,6 +276,23 @@ TEST(Fp16, ConvertMeasuredScalesByAPowerOfTwoBeforeItsOneRounding) {
   EXPECT_NE(invalid_message([&] { b->convert_measured(x, h.view(), -127); }).find("-127"), std::string::npos);
 }
 
+TEST(Reductions, SignsOfLargestFollowNumpysArgmaxOnTiesZerosAndLastRows) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 1000, k = 24;
+  std::vector<float> x = test::columns_with_ties(m, k);
+  const std::vector<float> want = test::signs_of_largest_reference(x, m, k);
+  EXPECT_EQ(b->signs_of_largest(MatrixView<const float>(x.data(), m, k, m, MemorySpace::Host)), want);
+  EXPECT_EQ(want[0], -1.0f);  // j = 0: -2 in the last row
+  EXPECT_EQ(want[1], 1.0f);   // the zero column
+  EXPECT_EQ(want[5], -1.0f);  // j = 5: -2 first, then +2
+  // A block with ld > rows sees only its rows (column 0 loses its -2 in the last row).
+  std::vector<float> packed;
+  for (index_t j = 0; j < k; ++j) packed.insert(packed.end(), x.begin() + j * m, x.begin() + j * m + m - 1);
+  const std::vector<float> block = b->signs_of_largest(MatrixView<const float>(x.data(), m - 1, k, m, MemorySpace::Host));
+  EXPECT_EQ(block, test::signs_of_largest_reference(packed, m - 1, k));
+  EXPECT_TRUE(b->signs_of_largest(MatrixView<const float>(x.data(), 0, 3, 1, MemorySpace::Host)) == std::vector<float>(3, 1.0f));
+}
+
 TEST(Tf32, RoundToNearestTiesAway) {
   EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // tie rounds away
   EXPECT_EQ(round_to_tf32(1.0f + 0x1p-12f), 1.0f);

@@ -350,6 +350,34 @@ HostTensor paper_tensor(const std::vector<index_t>& dims, const std::vector<inde
   return g;
 }
 
+std::vector<float> columns_with_ties(index_t m, index_t k) {
+  std::vector<float> x(static_cast<std::size_t>(m * k));
+  for (index_t j = 0; j < k; ++j) {
+    float* c = x.data() + j * m;
+    for (index_t i = 0; i < m; ++i) c[i] = std::sin(static_cast<float>(i * 31 + j * 7));  // |c| < 1
+    if (j == 1) {
+      std::fill(c, c + m, 0.0f);
+      continue;
+    }
+    const index_t at = j % 3 == 0 ? m - 1 : (j * 101) % m;
+    const float largest = j % 4 < 2 ? -2.0f : 2.0f;
+    c[at] = largest;
+    if (j % 2 == 1 && at + 1 < m) c[at + 1] = -largest;  // the tie: the first one, at `at`, decides
+  }
+  return x;
+}
+
+std::vector<float> signs_of_largest_reference(const std::vector<float>& x, index_t m, index_t k) {
+  std::vector<float> signs(static_cast<std::size_t>(k));
+  for (index_t j = 0; j < k; ++j) {
+    index_t best = 0;
+    for (index_t i = 1; i < m; ++i)
+      if (std::abs(x[static_cast<std::size_t>(i + j * m)]) > std::abs(x[static_cast<std::size_t>(best + j * m)])) best = i;
+    signs[static_cast<std::size_t>(j)] = x[static_cast<std::size_t>(best + j * m)] < 0 ? -1.0f : 1.0f;
+  }
+  return signs;
+}
+
 }  // namespace test
 }  // namespace randnla
 

@@ -102,6 +102,13 @@ Matrix<float> to_backend(Backend& b, const HostMatrix<float>& x);
 /// The message of the InvalidArgument f throws, or "no error".
 std::string invalid_argument_message(const std::function<void()>& f);
 
+/// A column-major m x k host matrix whose columns test ReductionOps::signs_of_largest: column j's
+/// largest magnitude is shared by a positive and a negative entry (a tie: the first wins) in odd
+/// columns, lies in the last row for j % 3 == 0, and is negative for j % 4 < 2; column 1 is zero.
+std::vector<float> columns_with_ties(index_t m, index_t k);
+/// signs_of_largest by its definition: the sign of numpy's argmax of |x| per column (+1 for zero).
+std::vector<float> signs_of_largest_reference(const std::vector<float>& x, index_t m, index_t k);
+
 /// An N-way FP64 host tensor, first index fastest, packed.
 struct HostTensor {
   std::vector<index_t> extents;

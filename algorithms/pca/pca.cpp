@@ -136,21 +136,6 @@ void column_means(Backend& b, const Samples& x, MatrixView<const float> ones, Ma
                         "is too large: its column sums overflow FP32 (scale X down; its components do not change)");
 }
 
-/// scikit-learn's svd_flip(u_based_decision=False): for each column of V (n x k, a component),
-/// the sign that makes its entry of largest magnitude positive (the first such entry on ties, as
-/// numpy's argmax).
-std::vector<float> component_signs(Backend& b, MatrixView<const float> v) {
-  const index_t n = v.rows(), k = v.cols();
-  std::vector<float> h(static_cast<std::size_t>(n * k)), signs(static_cast<std::size_t>(k));
-  b.copy(v, MatrixView<float>(h.data(), n, k, std::max<index_t>(n, 1), MemorySpace::Host));
-  for (index_t j = 0; j < k; ++j) {
-    const auto column = h.begin() + j * n;
-    const auto largest = std::max_element(column, column + n, [](float a, float c) { return std::abs(a) < std::abs(c); });
-    signs[j] = *largest < 0 ? -1.0f : 1.0f;
-  }
-  return signs;
-}
-
 PcaResult principal_components(Backend& b, const Samples& x, index_t k, const PcaOptions& o,
                                const MatrixAllocator& out) {
   const index_t m = x.rows(), n = x.cols();
@@ -204,7 +189,8 @@ PcaResult pca_of_centred(LinearOperator& xc, Products& prod, index_t k, const Pc
   res.total_variance = squares / static_cast<double>(m - 1);
   rsvd_of_operator(xc, prod, k, range_options(o), o.small_svd, o.scores, clock, out, svd);
 
-  const std::vector<float> s = to_host(b, svd.S), signs = component_signs(b, svd.V);
+  // scikit-learn's svd_flip(u_based_decision=False): each component's largest entry positive.
+  const std::vector<float> s = to_host(b, svd.S), signs = b.signs_of_largest(svd.V);
   Matrix<float> sign(b, k, 1, "signs");
   b.copy(MatrixView<const float>(signs.data(), k, 1, k, MemorySpace::Host), sign.view());
   b.scale_columns(sign, svd.V);

@@ -59,6 +59,18 @@ TEST(Gpu, EquilibrateAndScaleColumnsMatchHostBitForBit) {
 // FP16 copy and scaled matrix equals the host's bit for bit, each histogram the host's (zeros left
 // out, Inf and NaN counted as non-finite), each sum the host's to the rounding of a fused
 // multiply-add (which the device may contract alpha x + beta y into).
+TEST(Gpu, SignsOfLargestEqualTheReferenceOnTiesAndBlocks) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  for (const index_t m : {index_t(1), index_t(255), index_t(100003)}) {
+    const index_t k = 600;  // past one page-locked read-back (512 floats)
+    const std::vector<float> x = test::columns_with_ties(m, k);
+    Matrix<float> dx(*dev, m + 3, k);
+    dev->copy(MatrixView<const float>(x.data(), m, k, m, MemorySpace::Host), dx.view().block(0, 0, m, k));
+    EXPECT_EQ(dev->signs_of_largest(dx.view().block(0, 0, m, k)), test::signs_of_largest_reference(x, m, k)) << "m = " << m;
+  }
+}
+
 TEST(Gpu, ElementwisePassesEqualTheHostsOnEveryLayout) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);

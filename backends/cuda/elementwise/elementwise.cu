@@ -123,6 +123,30 @@ __global__ void sum_squares_kernel(MatrixView<const T> x, double* out) {
   }
 }
 
+/// Block j reduces column j to its entry of largest magnitude, ties to the smallest row index.
+__global__ void signs_of_largest_kernel(MatrixView<const float> x, float* signs) {
+  const index_t m = x.rows(), j = blockIdx.x;
+  const float* column = x.data() + j * x.ld();
+  float best = 0.0f;
+  index_t at = m;  // no entry yet
+  for (index_t i = threadIdx.x; i < m; i += blockDim.x)
+    if (at == m || fabsf(column[i]) > fabsf(best)) best = column[i], at = i;
+  __shared__ float values[kThreads];
+  __shared__ index_t rows[kThreads];
+  values[threadIdx.x] = best, rows[threadIdx.x] = at;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half >>= 1) {
+    if (threadIdx.x < half) {
+      const float a = fabsf(values[threadIdx.x]), b = fabsf(values[threadIdx.x + half]);
+      const index_t ra = rows[threadIdx.x], rb = rows[threadIdx.x + half];
+      if (rb != m && (ra == m || b > a || (b == a && rb < ra)))
+        values[threadIdx.x] = values[threadIdx.x + half], rows[threadIdx.x] = rb;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) signs[j] = values[0] < 0.0f ? -1.0f : 1.0f;
+}
+
 __global__ void transpose_kernel(MatrixView<const float> src, MatrixView<float> dst) {
   __shared__ float tile[32][33];
   const index_t i0 = static_cast<index_t>(blockIdx.x) * 32, j0 = static_cast<index_t>(blockIdx.y) * 32;
@@ -301,6 +325,11 @@ void sum_squares(MatrixView<const T> x, double* out, cudaStream_t s) {
 }
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s) { sum_squares(x, out, s); }
 void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s) { sum_squares(x, out, s); }
+void launch_signs_of_largest(MatrixView<const float> x, float* signs, cudaStream_t s) {
+  if (x.cols() == 0) return;
+  signs_of_largest_kernel<<<static_cast<unsigned>(x.cols()), kThreads, 0, s>>>(x, signs);
+  RANDNLA_CUDA_LAUNCH("signs_of_largest");
+}
 void launch_reverse_eigenpairs(MatrixView<double> g, MatrixView<double> w, cudaStream_t s) {
   const index_t n = g.cols();
   for_each(g.rows(), n / 2, s, "reverse_eigenpairs", [=] __device__(index_t i, index_t j) {

@@ -45,6 +45,8 @@ void launch_convert_measured(MatrixView<const float> x, MatrixView<fp16> h, floa
 /// *out += sum of squares of x, in FP64 (out zeroed by the caller).
 void launch_sum_squares(MatrixView<const float> x, double* out, cudaStream_t s);
 void launch_sum_squares(MatrixView<const double> x, double* out, cudaStream_t s);
+/// signs[j] := the sign of column j's entry of largest magnitude (the first on ties), one block per column.
+void launch_signs_of_largest(MatrixView<const float> x, float* signs, cudaStream_t s);
 /// Reverses the order of G's columns and w's entries (ascending eigenpairs to descending).
 void launch_reverse_eigenpairs(MatrixView<double> g, MatrixView<double> w, cudaStream_t s);
 

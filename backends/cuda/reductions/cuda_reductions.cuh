@@ -1,7 +1,9 @@
 // The CUDA reduction family: histograms published into page-locked memory, sums of squares in FP64.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cuda/context/cuda_context.cuh"
 
@@ -20,6 +22,16 @@ class CudaReductions : public virtual ReductionOps, public virtual CudaContext {
   double do_frobenius_norm(MatrixView<const double> x) override {
     const DeviceScope scope(device_);
     return sum_squares_root(x);
+  }
+
+  std::vector<float> do_signs_of_largest(MatrixView<const float> x) override {
+    const DeviceScope scope(device_);
+    const std::size_t k = static_cast<std::size_t>(x.cols()), chunk = kReadBackBytes / sizeof(float);
+    auto* d = static_cast<float*>(scratch(k * sizeof(float)));
+    cuda::launch_signs_of_largest(x, d, stream());
+    std::vector<float> h(k);
+    for (std::size_t c = 0; c < k; c += chunk) read_back(d + c, h.data() + c, std::min(chunk, k - c));
+    return h;
   }
 
  private:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <vector>
 
 #include "portable/context/portable_context.hpp"
 #include "randnla/ops/reductions.hpp"
@@ -41,6 +42,24 @@ double sum_of_squares(const Exec& exec, MatrixView<const T> x) {
   return sum;
 }
 
+/// One work item per column, each scanning its column in order (so ties keep the first entry): k-way
+/// parallel, enough on the host spaces this backend is for.
+template <class Exec>
+std::vector<float> signs_of_largest(const Exec& exec, MatrixView<const float> x) {
+  const index_t m = x.rows(), k = x.cols();
+  Kokkos::View<float*, DeviceOf<Exec>> signs(Kokkos::view_alloc(exec, "randnla::signs"), static_cast<std::size_t>(k));
+  Kokkos::parallel_for("randnla::portable::signs_of_largest", Policy<Exec>(exec, 0, k), KOKKOS_LAMBDA(const index_t j) {
+    float best = x(0, j);
+    for (index_t i = 1; i < m; ++i)
+      if ((x(i, j) < 0.0f ? -x(i, j) : x(i, j)) > (best < 0.0f ? -best : best)) best = x(i, j);
+    signs(j) = best < 0.0f ? -1.0f : 1.0f;
+  });
+  auto host = Kokkos::create_mirror_view(signs);
+  Kokkos::deep_copy(exec, host, signs);
+  exec.fence();
+  return std::vector<float>(host.data(), host.data() + k);
+}
+
 template <class Exec>
 class PortableReductions : public virtual ReductionOps, public virtual PortableContext<Exec> {
  public:
@@ -49,6 +68,7 @@ class PortableReductions : public virtual ReductionOps, public virtual PortableC
   ExponentHistogram do_exponent_histogram(MatrixView<const float> x) override { return portable::exponent_histogram(exec_, x); }
   double do_frobenius_norm(MatrixView<const float> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
   double do_frobenius_norm(MatrixView<const double> x) override { return std::sqrt(portable::sum_of_squares(exec_, x)); }
+  std::vector<float> do_signs_of_largest(MatrixView<const float> x) override { return portable::signs_of_largest(exec_, x); }
 };
 
 }  // namespace portable

@@ -1,6 +1,8 @@
 // The reduction family: one number (or a histogram) from a whole matrix; each blocks to return it.
 #pragma once
 
+#include <vector>
+
 #include "randnla/context.hpp"
 #include "randnla/precision.hpp"
 
@@ -18,11 +20,19 @@ class ReductionOps : public virtual DeviceContext {
   /// ||X||_F, accumulated in FP64 (blocks).
   double frobenius_norm(MatrixView<const float> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
   double frobenius_norm(MatrixView<const double> x) { return mine(x, "X"), x.empty() ? 0.0 : do_frobenius_norm(x); }
+  /// For each column of X (m x k), the sign (+1 or -1) of its entry of largest magnitude, the first
+  /// one on ties (numpy's argmax of |x|, which scikit-learn's svd_flip takes); +1 for a zero
+  /// column. One pass over X (blocks to return the k signs).
+  std::vector<float> signs_of_largest(MatrixView<const float> x) {
+    mine(x, "X");
+    return x.empty() ? std::vector<float>(static_cast<std::size_t>(x.cols()), 1.0f) : do_signs_of_largest(x);
+  }
 
  protected:
   virtual ExponentHistogram do_exponent_histogram(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const float> x) = 0;
   virtual double do_frobenius_norm(MatrixView<const double> x) = 0;
+  virtual std::vector<float> do_signs_of_largest(MatrixView<const float> x) = 0;
 };
 
 }  // namespace randnla
