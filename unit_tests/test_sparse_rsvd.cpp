@@ -263,10 +263,33 @@ TEST(SparseRsvd, UserOperatorEqualsTheCsrOneThroughTheKokkosEntries) {
   for (index_t i = 0; i < K; ++i) EXPECT_NEAR(from_user.S(i), from_csr.S(i), 1e-6 * from_csr.S(0)) << "sigma " << i;
   const auto u = test::from_kokkos(from_user.U), uc = test::from_kokkos(from_csr.U);
   EXPECT_LT(test::span_residual(uc, u), 1e-5);
-  // The sparse PCA entry on the same matrix runs too and is centred (the mean of the scores is 0).
-  const auto p = pca(exec, crs, K);
-  EXPECT_EQ(p.components.extent(0), static_cast<std::size_t>(K));
-  EXPECT_GT(p.total_variance, 0.0);
+  // The fixed-accuracy RSVD and the PCA of the operator equal the CSR matrix's: the same products.
+  double squares = 0;
+  for (float v : a.values) squares += static_cast<double>(v) * v;
+  op.frobenius_norm = std::sqrt(squares);
+  FixedAccuracyOptions fo;
+  fo.tolerance = 0.3;
+  fo.products = ProductPrecision::fp32();
+  const auto fixed_csr = rsvd_fixed_accuracy(exec, crs, fo), fixed_user = rsvd_fixed_accuracy(exec, op, fo);
+  ASSERT_EQ(fixed_user.S.extent(0), fixed_csr.S.extent(0));
+  for (std::size_t i = 0; i < fixed_csr.S.extent(0); ++i)
+    EXPECT_NEAR(fixed_user.S(i), fixed_csr.S(i), 1e-6 * fixed_csr.S(0)) << "fixed-accuracy sigma " << i;
+  PcaOptions po;
+  po.products = ProductPrecision::fp32();
+  const auto p = pca(exec, crs, K, po), pu = pca(exec, op, K, po);
+  EXPECT_EQ(pu.input, "X: a user operator");
+  EXPECT_NEAR(pu.total_variance, p.total_variance, 1e-6 * p.total_variance);
+  for (index_t j = 0; j < N; ++j) EXPECT_NEAR(pu.mean(j), p.mean(j), 1e-6) << "mean " << j;
+  for (index_t i = 0; i < K; ++i) {
+    EXPECT_NEAR(pu.singular_values(i), p.singular_values(i), 1e-6 * p.singular_values(0)) << "PCA sigma " << i;
+    double dot = 0;
+    for (index_t j = 0; j < N; ++j) dot += static_cast<double>(pu.components(i, j)) * p.components(i, j);
+    EXPECT_NEAR(dot, 1.0, 1e-4) << "component " << i << " (the same sign: svd_flip)";
+  }
+  op.frobenius_norm = -1;
+  EXPECT_NE(test::invalid_argument_message([&] { pca(exec, op, K); }).find("a.frobenius_norm = -1"), std::string::npos);
+  EXPECT_NE(test::invalid_argument_message([&] { rsvd_fixed_accuracy(exec, op, fo); }).find("a.frobenius_norm"),
+            std::string::npos);
 }
 
 TEST(SparseRsvd, BadInputThrowsNamingTheParameterAndValue) {

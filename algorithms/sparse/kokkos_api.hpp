@@ -32,6 +32,8 @@ struct UserOperator {
   index_t cols = 0;  ///< n, A's columns
   std::function<void(const ConstView& x, const View& y)> apply;            ///< Y := A X
   std::function<void(const ConstView& y, const View& z)> apply_transpose;  ///< Z := A^T Y
+  /// ||A||_F where known (>= 0; negative: unknown): rsvd_fixed_accuracy and pca need it.
+  double frobenius_norm = -1.0;
 };
 
 /// The CSR matrices the Kokkos entries take: FP32 values, int offsets and column indices (the types
@@ -68,6 +70,16 @@ std::function<void(MatrixView<const float>, MatrixView<float>)> on_views(const F
     f(typename U::ConstView(x.data(), static_cast<std::size_t>(x.rows()), static_cast<std::size_t>(x.cols())),
       typename U::View(y.data(), static_cast<std::size_t>(y.rows()), static_cast<std::size_t>(y.cols())));
   };
+}
+
+/// The OperatorCallbacks of `a` for the Backend-level entries.
+template <class Exec, class MemSpace>
+OperatorCallbacks callbacks_of(const UserOperator<MemSpace>& a) {
+  static_assert(Kokkos::SpaceAccessibility<Exec, MemSpace>::accessible,
+                "randnla: the execution space cannot access the operator's memory space");
+  OperatorCallbacks c{a.rows, a.cols, on_views<MemSpace>(a.apply), on_views<MemSpace>(a.apply_transpose)};
+  c.frobenius_norm = a.frobenius_norm;
+  return c;
 }
 
 }  // namespace kokkos_api
@@ -112,14 +124,38 @@ RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, con
 template <class Exec, class MemSpace, class = kokkos_api::IfExecutionSpace<Exec>>
 RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const UserOperator<MemSpace>& a, index_t k,
                                             const RsvdOptions& options = {}) {
-  static_assert(Kokkos::SpaceAccessibility<Exec, MemSpace>::accessible,
-                "randnla: the execution space cannot access the operator's memory space");
-  const OperatorCallbacks callbacks{a.rows, a.cols, kokkos_api::on_views<MemSpace>(a.apply),
-                                    kokkos_api::on_views<MemSpace>(a.apply_transpose)};
+  const OperatorCallbacks callbacks = kokkos_api::callbacks_of<Exec>(a);
   kokkos_api::ViewOutputs<Exec> out(exec);
   auto backend = backend_for(exec);
   return kokkos_api::views_of(out, rsvd(*backend, callbacks, k, options, out.allocator()),
                               "A: a user operator", false);
+}
+
+/// Fixed-accuracy randomized SVD of the user's operator `a` (randQB_EI; see
+/// rsvd_fixed_accuracy(Backend&, const OperatorCallbacks&, ...)) on `exec`, relative to
+/// a.frobenius_norm, which must be given: the rank found is S.extent(0). Throws InvalidArgument as
+/// that function; what the callbacks throw passes through.
+template <class Exec, class MemSpace, class = kokkos_api::IfExecutionSpace<Exec>>
+RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, const UserOperator<MemSpace>& a,
+                                                           const FixedAccuracyOptions& options) {
+  const OperatorCallbacks callbacks = kokkos_api::callbacks_of<Exec>(a);
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  return kokkos_api::views_of(out, rsvd_fixed_accuracy(*backend, callbacks, options, out.allocator()),
+                              "A: a user operator", false);
+}
+
+/// Principal component analysis of the user's operator X (m samples x n features), centred
+/// implicitly (see pca(Backend&, const OperatorCallbacks&, ...)); x.frobenius_norm must be given.
+/// Results as PcaViews in exec's memory space. Throws InvalidArgument as that function; what the
+/// callbacks throw passes through.
+template <class Exec, class MemSpace, class = kokkos_api::IfExecutionSpace<Exec>>
+PcaViews<typename Exec::memory_space> pca(const Exec& exec, const UserOperator<MemSpace>& x, index_t k,
+                                          const PcaOptions& options = {}) {
+  const OperatorCallbacks callbacks = kokkos_api::callbacks_of<Exec>(x);
+  kokkos_api::ViewOutputs<Exec> out(exec);
+  auto backend = backend_for(exec);
+  return kokkos_api::pca_views_of(out, pca(*backend, callbacks, k, options, out.allocator()), "X: a user operator");
 }
 
 /// Principal component analysis of the sparse matrix X (m samples x n features, as in rsvd's

@@ -331,18 +331,68 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, const CsrView& a, const FixedAccuracy
   return res;
 }
 
-RsvdResult rsvd(Backend& b, const OperatorCallbacks& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
+namespace {
+/// The checks every entry on a user's operator makes; `norm_needed`: the entry needs ||A||_F.
+void require_callbacks(const OperatorCallbacks& a, bool norm_needed) {
   require(a.rows > 0, "a.rows", a.rows, "must be > 0");
   require(a.cols > 0, "a.cols", a.cols, "must be > 0");
   require(static_cast<bool>(a.apply), "apply", "empty", "must be set");
   require(static_cast<bool>(a.apply_transpose), "apply_transpose", "empty", "must be set");
+  if (norm_needed)
+    require(a.frobenius_norm >= 0, "a.frobenius_norm", a.frobenius_norm,
+            "must be given (>= 0): ||A||_F, to which the tolerance and the variances are relative");
+}
+}  // namespace
+
+RsvdResult rsvd(Backend& b, const OperatorCallbacks& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
+  require_callbacks(a, false);
   require_rank_arguments(a.rows, a.cols, k, o.oversampling, o.power_iterations);
   require_operator_options(o);
   RsvdResult res;
   res.report.backend = b.description();
   Stopwatch clock(b, &res.report.phases, o.progress);
   CallbackOperator op(b, a);
-  return operator_rsvd(op, k, o, out, -1.0, res, clock);
+  return operator_rsvd(op, k, o, out, a.frobenius_norm >= 0 ? a.frobenius_norm : -1.0, res, clock);
+}
+
+RsvdResult rsvd_fixed_accuracy(Backend& b, const OperatorCallbacks& a, const FixedAccuracyOptions& o,
+                               const MatrixAllocator& out) {
+  require_callbacks(a, true);
+  require_fixed_accuracy_arguments(a.rows, a.cols, o);
+  RsvdResult res;
+  res.report.backend = b.description();
+  Stopwatch clock(b, &res.report.phases, o.progress);
+  Products prod(b, o.products);
+  CallbackOperator op(b, a);
+  rsvd_fixed_accuracy_of_operator(op, prod, o, a.frobenius_norm, clock, out ? out : backend_matrices(b), res);
+  return res;
+}
+
+PcaResult pca(Backend& b, const OperatorCallbacks& x, index_t k, const PcaOptions& o, const MatrixAllocator& outputs) {
+  require_callbacks(x, true);
+  require(x.rows >= 2, "a.rows", x.rows, "must be >= 2: the variances divide by m - 1 (m samples)");
+  require_rank_arguments(x.rows, x.cols, k, o.oversampling, o.power_iterations);
+  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
+  RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
+  svd.report.backend = b.description();
+  Stopwatch clock(b, &svd.report.phases, o.progress);
+  CallbackOperator xop(b, x);
+  const index_t m = x.rows;
+  Matrix<float> ones(b, m, 1, "1");
+  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
+  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
+  Matrix<float> mean = xop.apply_transpose(ones);
+  b.scale(1.0f / static_cast<float>(m), mean.view());
+  if (outputs) {  // the mean in the caller's storage
+    Matrix<float> given = out(x.cols, 1, "mean");
+    b.copy(mean.view(), given.view());
+    mean = std::move(given);
+  }
+  const double squares = centred_squares(x.frobenius_norm, m, to_host(b, mean));
+  clock.lap("mean");
+  Products prod(b, o.products);
+  CentredOf xc(xop, mean, ones);
+  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
 }
 
 PcaResult pca(Backend& b, const CsrView& x, index_t k, const PcaOptions& o, const MatrixAllocator& outputs) {

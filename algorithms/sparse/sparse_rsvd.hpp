@@ -23,6 +23,10 @@ struct OperatorCallbacks {
   std::function<void(MatrixView<const float> x, MatrixView<float> y)> apply;
   /// Z (cols x l) := A^T Y, Y rows x l.
   std::function<void(MatrixView<const float> y, MatrixView<float> z)> apply_transpose;
+  /// ||A||_F where the caller knows it (>= 0; negative: unknown). rsvd_fixed_accuracy and pca of an
+  /// operator need it (their tolerance and variances are relative to it); rsvd's error estimate
+  /// uses it where given and an estimate from its probes otherwise.
+  double frobenius_norm = -1.0;
 };
 
 /// A CSR matrix whose arrays are in a backend's memory, owned here (as Matrix owns a dense one's):
@@ -90,6 +94,23 @@ RsvdResult rsvd_fixed_accuracy(Backend& backend, const CsrView& a, const FixedAc
 /// throw passes through.
 RsvdResult rsvd(Backend& backend, const OperatorCallbacks& a, index_t k, const RsvdOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
+
+/// Fixed-accuracy randomized SVD of the user's operator `a` (randQB_EI, as rsvd_fixed_accuracy(Backend&,
+/// const CsrView&, ...) with a's products in place of SpMM): B_i = (A^T Y_i)^T by a.apply_transpose,
+/// the stopping test relative to a.frobenius_norm. Throws InvalidArgument for a.frobenius_norm < 0
+/// (unknown), the operator defects rsvd(Backend&, const OperatorCallbacks&, ...) names, and the
+/// options rsvd_fixed_accuracy(Backend&, MatrixView, ...) refuses; what the callbacks throw passes through.
+RsvdResult rsvd_fixed_accuracy(Backend& backend, const OperatorCallbacks& a, const FixedAccuracyOptions& options,
+                               const MatrixAllocator& outputs = nullptr);
+
+/// Principal component analysis of the user's operator X (m samples x n features), centred implicitly
+/// as pca(Backend&, const CsrView&, ...): mu = X^T 1 / m by one x.apply_transpose, then the rank-k
+/// RSVD of X - 1 mu^T through x's products; total_variance = (x.frobenius_norm^2 - m ||mu||^2) / (m - 1).
+/// Throws InvalidArgument for x.frobenius_norm < 0 (unknown), m < 2 (a.rows), the operator defects
+/// rsvd(Backend&, const OperatorCallbacks&, ...) names, a total variance that is zero or within FP32
+/// rounding of the mean, and k, p, q as pca(Backend&, MatrixView, ...).
+PcaResult pca(Backend& backend, const OperatorCallbacks& x, index_t k, const PcaOptions& options = {},
+              const MatrixAllocator& outputs = nullptr);
 
 /// Principal component analysis of the CSR matrix X (m samples x n features; see CsrView) by the
 /// rank-k randomized SVD of Xc = X - 1 mu^T, which is never formed (as torch.pca_lowrank centres
