@@ -87,10 +87,13 @@ HostMatrix<float> to_host(Backend& b, MatrixView<const float> x);
 
 /// x copied into a LayoutLeft view on the default execution space's memory.
 Kokkos::View<float**, Kokkos::LayoutLeft> to_kokkos(const HostMatrix<float>& x);
-/// A rank-2 float view of any space copied to the host.
+/// A rank-2 float view of any space and layout copied to the host. Through a packed LayoutLeft copy
+/// in the view's own space: Kokkos copies a strided view across spaces by no mechanism.
 template <class View>
 HostMatrix<float> from_kokkos(const View& v) {
-  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  Kokkos::View<float**, Kokkos::LayoutLeft, typename View::memory_space> packed("packed", v.extent(0), v.extent(1));
+  Kokkos::deep_copy(packed, v);
+  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), packed);
   HostMatrix<float> h(static_cast<index_t>(v.extent(0)), static_cast<index_t>(v.extent(1)));
   for (index_t j = 0; j < h.cols; ++j)
     for (index_t i = 0; i < h.rows; ++i) h(i, j) = mirror(i, j);
