@@ -406,6 +406,8 @@ SparseMatrix parse_mtx_sparse(const std::string& bytes, const std::string& name)
   std::istringstream in(bytes);
   const MtxHeader h = read_mtx_header(in, bytes.size(), name);
   if (h.format != "coordinate") bad(name, "is a Matrix Market array (dense) file, not a coordinate (sparse) one");
+  // row_ptr takes rows + 1 offsets whatever nnz is: a short file must not ask for gigabytes.
+  if (h.rows > kMaxElements || h.cols > kMaxElements) bad(name, "dimension too large");
   constexpr std::int64_t kMaxIndex = 2147483647;  // CSR with 32-bit offsets and column indices
   const std::int64_t stored = h.symmetric() ? 2 * h.nnz : h.nnz;
   if (h.rows > kMaxIndex || h.cols > kMaxIndex || stored > kMaxIndex)
