@@ -7,8 +7,9 @@
 // A column-major one (LayoutLeft, or stride(0) = 1) is read in place. A row-major one (LayoutRight,
 // or stride(1) = 1) is A^T column-major: rsvd, rsvd_fixed_accuracy, pca, randomized_lra and
 // sparse_sign_projection read it in place, with no copy, by running on A^T and swapping the roles of
-// their results (or, for pca, reading X through its transpose); the QR factorisations (tsqr, the
-// distributed QRs, orthonormalize) and the distributed RSVDs copy it into LayoutLeft first
+// their results (or, for pca, reading X through its transpose); the distributed RSVDs read a
+// row-major block in place through its transpose, as pca does; the QR
+// factorisations (tsqr, the distributed QRs, orthonormalize) copy it into LayoutLeft first
 // (LAPACK and cuSOLVER factor column-major matrices in place), as they copy a view with neither
 // stride 1. A tensor view for rp_hosvd is read in place in whatever mode order packs it (LayoutRight:
 // the reverse), and copied otherwise. Every result says how its input was read (`input`).
@@ -396,9 +397,10 @@ template <class Exec, class AView, class Result, class Run>
 RsvdViews<typename Exec::memory_space> distributed_svd(const Exec& exec, const AView& a, DistributedReport* distribution,
                                                        Run run) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::Copied);
+  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
   auto backend = backend_for(exec);
-  Result r = run(*backend, in.matrix, out.allocator());
+  Result r = in.transposed ? run(*backend, Transposed<const float>{in.matrix}, out.allocator())
+                           : run(*backend, MatrixView<const float>(in.matrix), out.allocator());
   if (distribution) *distribution = r.distribution;
   return views_of(out, std::move(r), in.note, false);
 }
@@ -529,16 +531,17 @@ TuckerViews<typename AView::non_const_data_type, typename Exec::memory_space> rp
 /// Rank-k randomized SVD of A distributed by rows over `comm` (this rank's rows as a rank-2 view;
 /// see distributed_rsvd(Backend&, ...)) on `exec`: U holds this rank's rows of U, S and V are the
 /// same on every rank; r.report, and the distribution (transport, ranks, words sent) in
-/// `distribution` when non-null. A column-major block is read in place; any other (LayoutRight
-/// included) is copied into a LayoutLeft view first (result.input says so). Another element type
-/// or rank fails to compile.
+/// `distribution` when non-null. A column-major block is read in place, and so is a row-major one
+/// (LayoutRight, stride(1) = 1: A_i^T's memory, every product with the roles swapped; the results
+/// are A's, as for a column-major block); any other strides are copied into a LayoutLeft view
+/// first (result.input says which). Another element type or rank fails to compile.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 RsvdViews<typename Exec::memory_space> distributed_rsvd(const Exec& exec, Communicator& comm, const AView& a, index_t k,
                                                         const RsvdOptions& options = {},
                                                         DistributedReport* distribution = nullptr) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value) {
     return kokkos_api::distributed_svd<Exec, AView, DistributedRsvdResult>(
-        exec, a, distribution, [&](Backend& b, MatrixView<const float> m, const MatrixAllocator& outputs) {
+        exec, a, distribution, [&](Backend& b, auto m, const MatrixAllocator& outputs) {
           return randnla::distributed_rsvd(b, comm, m, k, options, outputs);
         });
   } else {
@@ -548,15 +551,15 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd(const Exec& exec, Commun
 
 /// Fixed-accuracy randomized SVD of A distributed by rows over `comm` (see
 /// distributed_rsvd_fixed_accuracy(Backend&, ...)) on `exec`: the rank found is S's extent on every
-/// rank, U holds this rank's rows. Layouts as distributed_rsvd() on views (a non-column-major block
-/// is copied).
+/// rank, U holds this rank's rows. Layouts as distributed_rsvd() on views (a row-major block read
+/// in place, other strides copied).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exec& exec, Communicator& comm,
                                                                        const AView& a, const FixedAccuracyOptions& options,
                                                                        DistributedReport* distribution = nullptr) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value) {
     return kokkos_api::distributed_svd<Exec, AView, DistributedRsvdResult>(
-        exec, a, distribution, [&](Backend& b, MatrixView<const float> m, const MatrixAllocator& outputs) {
+        exec, a, distribution, [&](Backend& b, auto m, const MatrixAllocator& outputs) {
           return randnla::distributed_rsvd_fixed_accuracy(b, comm, m, options, outputs);
         });
   } else {

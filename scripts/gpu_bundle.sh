@@ -6,7 +6,8 @@
 # Usage: [RANDNLA_BUNDLE_DATA=0] [RANDNLA_BUNDLE_KOKKOS_CUDA=0] scripts/gpu_bundle.sh [BASELINE_COMMIT]
 #   RANDNLA_BUNDLE_KOKKOS_CUDA=0: leave the CUDA-enabled Kokkos configuration out (benchmarks only).
 #   BASELINE_COMMIT: also build that commit's bench_gemm, bench_rsvd, bench_qr, bench_tucker and
-#   bench_lra (in a git worktree), so that gpu_run.sh compares before and after in one call.
+#   bench_lra (in a git worktree), so that gpu_run.sh compares before and after in one call;
+#   RANDNLA_BENCHES ("gemm lra", say) builds only those, as gpu_run.sh runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${RANDNLA_JOBS:-$(nproc)}
@@ -66,7 +67,8 @@ fi
 
 # 3. The baseline's benchmarks, for a same-machine comparison.
 if [ -n "$baseline" ]; then
-  compared="bench_gemm bench_rsvd bench_qr bench_tucker bench_lra"
+  compared=""
+  for b in ${RANDNLA_BENCHES:-gemm rsvd qr tucker lra}; do compared="$compared bench_$b"; done
   work=build-baseline
   commit=$(git rev-parse --short "$baseline")
   if [ "$(cat "$work/commit" 2>/dev/null)" != "$commit" ] || [ ! -f "$work/module" ]; then  # built once per baseline

@@ -47,6 +47,9 @@ class LinearOperator {
   virtual std::string orthonormalize_domain(MatrixView<float> z, Orthonormalizer method) {
     return to_string(orthonormalize(b_, z, method));
   }
+  /// Whether sketch() stores Omega in FP16 (split products): a correction to the sketch made
+  /// outside the operator (the PCA's centring) must use Omega stored the same way.
+  virtual bool stores_omega_in_fp16() const { return false; }
   /// Checks the sketch Y = A Omega, where A has not been checked already: throws InvalidArgument
   /// for a non-finite A or one whose sketch overflows FP32. Returns whether it checked.
   virtual bool check_sketch(MatrixView<const float> /*y*/) { return false; }
@@ -55,30 +58,35 @@ class LinearOperator {
   Backend& b_;
 };
 
-/// A dense matrix A (m x n, FP32) read in place, multiplied by `prod` (its precision policy).
-/// `checked`: the caller has checked A for non-finite entries already, so the sketch is not
-/// checked again.
+/// A dense matrix A (m x n, FP32) read in place as op(S), S the stored matrix: op N, S is A; op T,
+/// S (n x m, column-major) is A^T, so that a row-major A is read without a copy, every product
+/// S's with the operands' roles swapped. Multiplied by `prod` (its precision policy). `checked`:
+/// the caller has checked A for non-finite entries already, so the sketch is not checked again.
 class DenseOperator : public LinearOperator {
  public:
-  DenseOperator(Products& prod, MatrixView<const float> a, bool checked = false)
-      : LinearOperator(prod.backend()), prod_(prod), a_(a), checked_(checked) {}
+  DenseOperator(Products& prod, MatrixView<const float> stored, Op op = Op::N, bool checked = false)
+      : LinearOperator(prod.backend()), prod_(prod), s_(stored), op_(op), checked_(checked) {}
 
-  index_t rows() const override { return a_.rows(); }
-  index_t cols() const override { return a_.cols(); }
-  MatrixView<const float> matrix() const { return a_; }
+  index_t rows() const override { return op_ == Op::N ? s_.rows() : s_.cols(); }
+  index_t cols() const override { return op_ == Op::N ? s_.cols() : s_.rows(); }
+  /// S, as stored (A itself for op N).
+  MatrixView<const float> stored() const { return s_; }
+  Op op() const { return op_; }
 
   void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
-    prod_.sketch(a_, omega, y, kernel);
+    prod_.times(op_, 1.0f, s_, prod_.store(omega), 0.0f, y, kernel);
+    if (kernel && op_ == Op::T) *kernel += " (row-major: the transpose's memory, read transposed in place)";
   }
-  void apply(MatrixView<const float> x, MatrixView<float> y) override { prod_.gemm(Op::N, Op::N, 1.0f, a_, x, 0.0f, y); }
+  bool stores_omega_in_fp16() const override { return prod_.stores_omega_in_fp16(); }
+  void apply(MatrixView<const float> x, MatrixView<float> y) override { prod_.gemm(op_, Op::N, 1.0f, s_, x, 0.0f, y); }
   Matrix<float> apply_transpose(MatrixView<const float> y) override {
-    Matrix<float> z(b_, a_.cols(), y.cols(), "A^T Y");
-    prod_.gemm(Op::T, Op::N, 1.0f, a_, y, 0.0f, z);
+    Matrix<float> z(b_, cols(), y.cols(), "A^T Y");
+    prod_.gemm(op_ == Op::N ? Op::T : Op::N, Op::N, 1.0f, s_, y, 0.0f, z);
     return z;
   }
   /// B := Y^T A in one product, as the fixed-accuracy RSVD has always formed it.
   void project_rows(MatrixView<const float> y, MatrixView<float> bm) override {
-    prod_.gemm(Op::T, Op::N, 1.0f, y, a_, 0.0f, bm);
+    prod_.gemm(Op::T, op_, 1.0f, y, s_, 0.0f, bm);
   }
   bool check_sketch(MatrixView<const float> y) override;
 
@@ -86,7 +94,8 @@ class DenseOperator : public LinearOperator {
   Products& prod_;
 
  private:
-  MatrixView<const float> a_;
+  MatrixView<const float> s_;
+  Op op_;
   bool checked_;
 };
 

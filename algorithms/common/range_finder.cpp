@@ -14,7 +14,7 @@ index_t sketch_columns(index_t k, index_t oversampling) {
 
 bool DenseOperator::check_sketch(MatrixView<const float> y) {
   if (checked_) return false;
-  require_finite_sketch(b_, a_, y);
+  require_finite_sketch(b_, s_, y);
   return true;
 }
 

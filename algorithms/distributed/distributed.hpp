@@ -114,6 +114,11 @@ struct DistributedRsvdResult {
 /// holds no rows or non-finite entries, or k + p exceeds min(total rows, n).
 DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, MatrixView<const float> a, index_t k,
                                        const RsvdOptions& options = {}, const MatrixAllocator& outputs = nullptr);
+/// The same for a row-major block A_i, given as A_i^T column-major (Transposed: a LayoutRight view's
+/// memory), read in place: every product A_i's with the operands' roles swapped, the results those
+/// of A itself (U_i m_i x k). Throws as distributed_rsvd above.
+DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, Transposed<const float> a, index_t k,
+                                       const RsvdOptions& options = {}, const MatrixAllocator& outputs = nullptr);
 
 /// Fixed-accuracy randomized SVD of A distributed by rows (as rsvd_fixed_accuracy: Martinsson &
 /// Voronin 2016, randQB_b, with Yu, Gu & Li's 2018 error indicator ||A - Q B||_F^2 = ||A||_F^2 -
@@ -126,6 +131,10 @@ DistributedRsvdResult distributed_rsvd(Backend& backend, Communicator& comm, Mat
 /// max_rank, power_iterations or the seed, a rank holds no rows or non-finite entries, or an
 /// option is out of range (as rsvd_fixed_accuracy, max_rank against min(total rows, n)).
 DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& backend, Communicator& comm, MatrixView<const float> a,
+                                                      const FixedAccuracyOptions& options,
+                                                      const MatrixAllocator& outputs = nullptr);
+/// The same for a row-major block A_i given as A_i^T column-major (Transposed), read in place.
+DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& backend, Communicator& comm, Transposed<const float> a,
                                                       const FixedAccuracyOptions& options,
                                                       const MatrixAllocator& outputs = nullptr);
 

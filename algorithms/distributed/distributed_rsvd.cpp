@@ -13,8 +13,17 @@
 namespace randnla {
 namespace {
 
+/// This rank's rows A_i (m_i x n) as stored: A_i itself (op N) or, row-major, A_i^T column-major
+/// (op T), read in place either way.
+struct RowBlock {
+  MatrixView<const float> stored;
+  Op op;
+  index_t rows() const { return op == Op::N ? stored.rows() : stored.cols(); }
+  index_t cols() const { return op == Op::N ? stored.cols() : stored.rows(); }
+};
+
 /// The checks every rank makes together, before any other collective.
-void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixView<const float> a, index_t k,
+void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, const RowBlock& a, index_t k,
                                         const RsvdOptions& o) {
   require_same_on_every_rank(comm, {{"A.cols", a.cols()},
                                     {"k", k},
@@ -22,7 +31,7 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
                                     {"power_iterations", o.power_iterations},
                                     {"seed", static_cast<std::int64_t>(o.seed)}});
   require_on_every_rank(comm, a.rows() >= 1, "A.rows", a.rows(), "must be >= 1 on every rank (each rank holds its own rows)");
-  const std::int64_t bad = a.empty() ? 0 : b.exponent_histogram(a).nonfinite();
+  const std::int64_t bad = a.stored.empty() ? 0 : b.exponent_histogram(a.stored).nonfinite();
   require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
   std::int64_t total = 0;
   for (std::int64_t rows : comm.allgather({a.rows()})) total += rows;
@@ -34,8 +43,8 @@ void require_distributed_rsvd_arguments(Backend& b, Communicator& comm, MatrixVi
 /// A distributed by rows: this rank holds A_i, every rank the whole of any n x l block.
 class RowDistributedOperator final : public DenseOperator {
  public:
-  RowDistributedOperator(Products& prod, Communicator& comm, MatrixView<const float> a, DistributedReport& rep)
-      : DenseOperator(prod, a, /*checked=*/true), comm_(comm), rep_(rep) {}
+  RowDistributedOperator(Products& prod, Communicator& comm, const RowBlock& a, DistributedReport& rep)
+      : DenseOperator(prod, a.stored, a.op, /*checked=*/true), comm_(comm), rep_(rep) {}
 
   /// Z := A^T Y = sum over the ranks of A_i^T Y_i (n x l on every rank).
   Matrix<float> apply_transpose(MatrixView<const float> y) override {
@@ -80,11 +89,9 @@ void assemble(Backend& b, Products& prod, MatrixView<const float> bt, MatrixView
   b.copy(MatrixView<const float>(v.view()).block(0, 0, n, k), res.V.view());
 }
 
-}  // namespace
-
-DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixView<const float> a, index_t k,
-                                       const RsvdOptions& o, const MatrixAllocator& out) {
-  require_space(a, b.memory_space(), "A");
+DistributedRsvdResult rsvd_of_rows(Backend& b, Communicator& comm, const RowBlock& a, index_t k, const RsvdOptions& o,
+                                   const MatrixAllocator& out) {
+  require_space(a.stored, b.memory_space(), "A");
   require_distributed_rsvd_arguments(b, comm, a, k, o);
   DistributedRsvdResult res;
   res.distribution.transport = comm.transport();
@@ -106,10 +113,8 @@ DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixVie
   return res;
 }
 
-namespace {
-
 /// The fixed-accuracy checks every rank makes together; returns the total rows.
-std::int64_t require_fixed_accuracy_arguments(Backend& b, Communicator& comm, MatrixView<const float> a,
+std::int64_t require_fixed_accuracy_arguments(Backend& b, Communicator& comm, const RowBlock& a,
                                               const FixedAccuracyOptions& o) {
   std::int64_t tolerance_bits = 0;
   static_assert(sizeof(tolerance_bits) == sizeof(o.tolerance), "a double in 64 bits");
@@ -121,7 +126,7 @@ std::int64_t require_fixed_accuracy_arguments(Backend& b, Communicator& comm, Ma
                                     {"power_iterations", o.power_iterations},
                                     {"seed", static_cast<std::int64_t>(o.seed)}});
   require_on_every_rank(comm, a.rows() >= 1, "A.rows", a.rows(), "must be >= 1 on every rank (each rank holds its own rows)");
-  const std::int64_t bad = b.exponent_histogram(a).nonfinite();
+  const std::int64_t bad = b.exponent_histogram(a.stored).nonfinite();
   require_on_every_rank(comm, bad == 0, "A (non-finite entries)", bad, "must be finite on every rank");
   std::int64_t total = 0;
   for (std::int64_t rows : comm.allgather({a.rows()})) total += rows;
@@ -151,11 +156,9 @@ void project_out(Backend& b, Communicator& comm, MatrixView<const float> q, Matr
   b.product(Op::N, Op::N, -1.0f, q, c, 1.0f, y, ProductPrecision::fp32());
 }
 
-}  // namespace
-
-DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& comm, MatrixView<const float> a,
-                                                      const FixedAccuracyOptions& o, const MatrixAllocator& out) {
-  require_space(a, b.memory_space(), "A");
+DistributedRsvdResult fixed_accuracy_rsvd_of_rows(Backend& b, Communicator& comm, const RowBlock& a,
+                                                  const FixedAccuracyOptions& o, const MatrixAllocator& out) {
+  require_space(a.stored, b.memory_space(), "A");
   const std::int64_t total = require_fixed_accuracy_arguments(b, comm, a, o);
   const index_t m = a.rows(), n = a.cols();
   const index_t max_rank = o.max_rank < 0 ? std::min<index_t>(total, n) : o.max_rank;
@@ -165,7 +168,7 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
   RsvdReport& rep = res.report;
   rep.backend = b.description();
   Stopwatch clock(b, &rep.phases, o.progress);
-  const double norm2 = squared_norm(b, comm, a);
+  const double norm2 = squared_norm(b, comm, a.stored);
   Products prod(b, o.products);
   RowDistributedOperator op(prod, comm, a, res.distribution);
   RangeFinder range(op, &clock, rep.orthonormalizers);
@@ -197,6 +200,28 @@ DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& 
   rep.relative_error_estimate = std::sqrt(std::max(remaining, 0.0)) / (norm2 > 0 ? std::sqrt(norm2) : 1.0);
   clock.finish();
   return res;
+}
+
+}  // namespace
+
+DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, MatrixView<const float> a, index_t k,
+                                       const RsvdOptions& o, const MatrixAllocator& out) {
+  return rsvd_of_rows(b, comm, {a, Op::N}, k, o, out);
+}
+
+DistributedRsvdResult distributed_rsvd(Backend& b, Communicator& comm, Transposed<const float> a, index_t k,
+                                       const RsvdOptions& o, const MatrixAllocator& out) {
+  return rsvd_of_rows(b, comm, {a.stored, Op::T}, k, o, out);
+}
+
+DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& comm, MatrixView<const float> a,
+                                                      const FixedAccuracyOptions& o, const MatrixAllocator& out) {
+  return fixed_accuracy_rsvd_of_rows(b, comm, {a, Op::N}, o, out);
+}
+
+DistributedRsvdResult distributed_rsvd_fixed_accuracy(Backend& b, Communicator& comm, Transposed<const float> a,
+                                                      const FixedAccuracyOptions& o, const MatrixAllocator& out) {
+  return fixed_accuracy_rsvd_of_rows(b, comm, {a.stored, Op::T}, o, out);
 }
 
 }  // namespace randnla

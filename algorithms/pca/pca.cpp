@@ -30,64 +30,6 @@ struct Samples {
 
 Op transposed(Op op) { return op == Op::N ? Op::T : Op::N; }
 
-/// Xc = X - 1 mu^T (m x n), never formed: each product is X's, in the precision policy's
-/// products, and a rank-one correction in FP32 (torch.pca_lowrank's implicit centring). A
-/// row-major X is its stored transpose's products with the operands' roles swapped (X Z = S^T Z). X has
-/// been checked (a finite mu holds only where X is finite); its sketch is checked for overflow.
-class CentredOperator final : public LinearOperator {
- public:
-  /// X (m x n, stored as `x` says), mu (n x 1) and a column of m ones, all in prod's backend memory.
-  CentredOperator(Products& prod, Samples x, MatrixView<const float> mean, MatrixView<const float> ones)
-      : LinearOperator(prod.backend()), prod_(prod), x_(x), mean_(mean), ones_(ones) {}
-
-  index_t rows() const override { return x_.rows(); }
-  index_t cols() const override { return x_.cols(); }
-
-  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
-    const StoredOperator stored = prod_.store(omega);  // drawn once for both products
-    prod_.times(x_.op, 1.0f, x_.s, stored, 0.0f, y, kernel);
-    if (kernel && x_.op == Op::T) *kernel += " (X row-major: X^T's memory, transposed, in place)";
-    Matrix<float> row(b_, 1, y.cols(), "mu^T Omega");
-    if (stored.is_fp16())
-      b_.product(Op::T, Op::N, 1.0f, mean_, stored.half, 0.0f, row, ProductPrecision::fp32());
-    else
-      b_.product(Op::T, Op::N, 1.0f, mean_, stored.single, 0.0f, row, ProductPrecision::fp32());
-    b_.product(Op::N, Op::N, -1.0f, ones_, row, 1.0f, y, ProductPrecision::fp32());
-  }
-  /// Y := X Z - 1 (mu^T Z).
-  void apply(MatrixView<const float> z, MatrixView<float> y) override {
-    prod_.gemm(x_.op, Op::N, 1.0f, x_.s, z, 0.0f, y);
-    subtract_outer(ones_, mean_, z, y);
-  }
-  /// X^T Y - mu (1^T Y).
-  Matrix<float> apply_transpose(MatrixView<const float> y) override {
-    Matrix<float> z(b_, x_.cols(), y.cols(), "Xc^T Y");
-    prod_.gemm(transposed(x_.op), Op::N, 1.0f, x_.s, y, 0.0f, z);
-    subtract_outer(mean_, ones_, y, z);
-    return z;
-  }
-  bool check_sketch(MatrixView<const float> y) override {
-    if (b_.exponent_histogram(y).nonfinite() > 0)
-      throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(b_.frobenius_norm(x_.s)),
-                            "is too large: the sketch (X - 1 mu^T) Omega overflows FP32 (scale X down; its "
-                            "components do not change)");
-    return true;
-  }
-
- private:
-  /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
-  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
-                      MatrixView<float> c) {
-    Matrix<float> row(b_, 1, bm.cols(), "w^T B");
-    b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
-    b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
-  }
-
-  Products& prod_;
-  Samples x_;
-  MatrixView<const float> mean_, ones_;
-};
-
 std::vector<float> to_host(Backend& b, MatrixView<const float> column) {
   std::vector<float> h(static_cast<std::size_t>(column.rows()));
   b.copy(column, MatrixView<float>(h.data(), column.rows(), 1, std::max<index_t>(column.rows(), 1), MemorySpace::Host));
@@ -142,16 +84,15 @@ PcaResult principal_components(Backend& b, const Samples& x, index_t k, const Pc
   RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
   svd.report.backend = b.description();
   Stopwatch clock(b, &svd.report.phases, o.progress);
-  Matrix<float> ones(b, m, 1, "1");
-  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
-  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
+  const Matrix<float> ones = ones_column(b, m);
   Matrix<float> mean = out(n, 1, "mean");
   column_means(b, x, ones, mean);
-  const double squares = centred_squares(b.frobenius_norm(x.s), m, to_host(b, mean));
+  const double norm_x = b.frobenius_norm(x.s), squares = centred_squares(norm_x, m, to_host(b, mean));
   clock.lap("mean");
 
   Products prod(b, o.products);
-  CentredOperator xc(prod, x, mean, ones);
+  DenseOperator xop(prod, x.s, x.op, /*checked=*/true);  // a finite mean vouches for X
+  CentredOperator xc(xop, mean, ones, norm_x);
   return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
 }
 
@@ -163,6 +104,68 @@ PcaResult checked_pca(Backend& b, const Samples& x, index_t k, const PcaOptions&
 }
 
 }  // namespace
+
+Matrix<float> ones_column(Backend& b, index_t m) {
+  Matrix<float> ones(b, m, 1, "1");
+  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
+  b.copy(MatrixView<const float>(host_ones.data(), m, 1, std::max<index_t>(m, 1), MemorySpace::Host), ones.view());
+  return ones;
+}
+
+void CentredOperator::sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) {
+  x_.sketch(omega, y, kernel);
+  if (x_.stores_omega_in_fp16())
+    subtract_outer<fp16>(ones_, mean_, omega.materialize<fp16>(b_), y);
+  else
+    subtract_outer<float>(ones_, mean_, omega.materialize<float>(b_), y);
+}
+
+void CentredOperator::apply(MatrixView<const float> z, MatrixView<float> y) {
+  x_.apply(z, y);
+  subtract_outer<float>(ones_, mean_, z, y);
+}
+
+Matrix<float> CentredOperator::apply_transpose(MatrixView<const float> y) {
+  Matrix<float> z = x_.apply_transpose(y);
+  subtract_outer<float>(mean_, ones_, y, z.view());
+  return z;
+}
+
+bool CentredOperator::check_sketch(MatrixView<const float> y) {
+  if (b_.exponent_histogram(y).nonfinite() > 0)
+    throw InvalidArgument("X", "a matrix with ||X||_F = " + detail::to_text(norm_x_),
+                          "is too large: the sketch (X - 1 mu^T) Omega overflows FP32 (scale X down; its "
+                          "components do not change)");
+  return true;
+}
+
+template <class T>
+void CentredOperator::subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const T> bm,
+                                     MatrixView<float> c) {
+  Matrix<float> row(b_, 1, bm.cols(), "w^T B");
+  b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
+  b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
+}
+
+PcaResult pca_of_operator(LinearOperator& x, double norm_x, index_t k, const PcaOptions& o,
+                          const MatrixAllocator& outputs, RsvdResult& svd, Stopwatch& clock) {
+  Backend& b = x.backend();
+  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
+  const index_t m = x.rows();
+  const Matrix<float> ones = ones_column(b, m);
+  Matrix<float> mean = x.apply_transpose(ones);
+  b.scale(1.0f / static_cast<float>(m), mean.view());
+  if (outputs) {  // the mean in the caller's storage
+    Matrix<float> given = out(x.cols(), 1, "mean");
+    b.copy(mean.view(), given.view());
+    mean = std::move(given);
+  }
+  const double squares = centred_squares(norm_x, m, to_host(b, mean));
+  clock.lap("mean");
+  Products prod(b, o.products);
+  CentredOperator xc(x, mean, ones, norm_x);
+  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
+}
 
 /// ||X - 1 mu^T||_F^2 = ||X||_F^2 - m ||mu||^2 in FP64 sums, refused where it does not exceed the
 /// rounding of m ||mu||^2, 2^-19 m ||mu||^2 (mu off by about 16 roundings of 2^-24, squared).

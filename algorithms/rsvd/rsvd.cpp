@@ -57,11 +57,11 @@ class SparseSignSketched final : public DenseOperator {
       : DenseOperator(prod, a), seed_(seed) {}
 
   void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
-    require_no_nonfinite_entries(b_, matrix());  // S reads only some of A: the sketch cannot vouch for the rest
+    require_no_nonfinite_entries(b_, stored());  // S reads only some of A: the sketch cannot vouch for the rest
     SparseProjectionOptions sparse;
     sparse.layout = SampleLayout::Rows;
     sparse.seed = seed_;
-    const SparseProjectionResult st = sparse_sign_projection(b_, matrix(), omega.distribution().cols, sparse);
+    const SparseProjectionResult st = sparse_sign_projection(b_, stored(), omega.distribution().cols, sparse);
     b_.transpose(st.Y, y);
     if (kernel) *kernel = "sparse sign, p = " + detail::to_text(st.report.density) + ": " + st.report.kernel;
   }
@@ -180,7 +180,7 @@ RsvdResult rsvd_fixed_accuracy(Backend& b, MatrixView<const float> a, const Fixe
   const double norm_a = require_finite_norm(b, a);
   clock.lap("input check");
   Products prod(b, o.products);
-  DenseOperator op(prod, a, /*checked=*/true);
+  DenseOperator op(prod, a, Op::N, /*checked=*/true);
   rsvd_fixed_accuracy_of_operator(op, prod, o, norm_a, clock, out ? out : backend_matrices(b), res);
   return res;
 }

@@ -142,52 +142,6 @@ class CallbackOperator final : public LinearOperator {
   OperatorCallbacks f_;
 };
 
-/// Xc = X - 1 mu^T for any operator X, never formed: X's products and a rank-one correction in
-/// FP32 (torch.pca_lowrank's implicit centring).
-class CentredOf final : public LinearOperator {
- public:
-  /// mu (n x 1) and a column of m ones in x's backend memory.
-  CentredOf(LinearOperator& x, MatrixView<const float> mean, MatrixView<const float> ones)
-      : LinearOperator(x.backend()), x_(x), mean_(mean), ones_(ones) {}
-
-  index_t rows() const override { return x_.rows(); }
-  index_t cols() const override { return x_.cols(); }
-
-  /// X's own sketch, then 1 (mu^T Omega) off it, Omega drawn again (the same counter-based draw).
-  void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
-    x_.sketch(omega, y, kernel);
-    const Matrix<float> stored = omega.materialize<float>(b_);
-    subtract_outer(ones_, mean_, stored, y);
-  }
-  void apply(MatrixView<const float> z, MatrixView<float> y) override {
-    x_.apply(z, y);
-    subtract_outer(ones_, mean_, z, y);
-  }
-  Matrix<float> apply_transpose(MatrixView<const float> y) override {
-    Matrix<float> z = x_.apply_transpose(y);
-    subtract_outer(mean_, ones_, y, z.view());
-    return z;
-  }
-  bool check_sketch(MatrixView<const float> y) override {
-    if (b_.exponent_histogram(y).nonfinite() > 0)
-      throw InvalidArgument("X", "a matrix whose sketch (X - 1 mu^T) Omega holds Inf or NaN",
-                            "is too large: the sketch overflows FP32 (scale X down; its components do not change)");
-    return true;
-  }
-
- private:
-  /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
-  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
-                      MatrixView<float> c) {
-    Matrix<float> row(b_, 1, bm.cols(), "w^T B");
-    b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
-    b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
-  }
-
-  LinearOperator& x_;
-  MatrixView<const float> mean_, ones_;
-};
-
 /// ||A G - U diag(S) V^T G||_F / sqrt(probes) / ||A||_F for Gaussian probes G (the dense
 /// residual_estimate's, from the same draw); `norm_a` < 0: ||A||_F estimated by ||A G||_F / sqrt(probes).
 double residual_of_operator(LinearOperator& a, const RsvdResult& r, int probes, std::uint64_t seed, double norm_a) {
@@ -372,52 +326,24 @@ PcaResult pca(Backend& b, const OperatorCallbacks& x, index_t k, const PcaOption
   require_callbacks(x, true);
   require(x.rows >= 2, "a.rows", x.rows, "must be >= 2: the variances divide by m - 1 (m samples)");
   require_rank_arguments(x.rows, x.cols, k, o.oversampling, o.power_iterations);
-  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
   RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
   svd.report.backend = b.description();
   Stopwatch clock(b, &svd.report.phases, o.progress);
   CallbackOperator xop(b, x);
-  const index_t m = x.rows;
-  Matrix<float> ones(b, m, 1, "1");
-  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
-  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
-  Matrix<float> mean = xop.apply_transpose(ones);
-  b.scale(1.0f / static_cast<float>(m), mean.view());
-  if (outputs) {  // the mean in the caller's storage
-    Matrix<float> given = out(x.cols, 1, "mean");
-    b.copy(mean.view(), given.view());
-    mean = std::move(given);
-  }
-  const double squares = centred_squares(x.frobenius_norm, m, to_host(b, mean));
-  clock.lap("mean");
-  Products prod(b, o.products);
-  CentredOf xc(xop, mean, ones);
-  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
+  return pca_of_operator(xop, x.frobenius_norm, k, o, outputs, svd, clock);
 }
 
 PcaResult pca(Backend& b, const CsrView& x, index_t k, const PcaOptions& o, const MatrixAllocator& outputs) {
   require_csr_shape(x, "X");
   require(x.rows >= 2, "X.rows", x.rows, "must be >= 2: the variances divide by m - 1 (m samples)");
   require_rank_arguments(x.rows, x.cols, k, o.oversampling, o.power_iterations);
-  const MatrixAllocator out = outputs ? outputs : backend_matrices(b);
   RsvdResult svd;  // its report, the RSVD's, becomes the PCA's
   svd.report.backend = b.description();
   Stopwatch clock(b, &svd.report.phases, o.progress);
   SparseOps& ops = b.ops<SparseOps>();
   require_valid_csr(b, ops, x, "X");
-  const index_t m = x.rows;
-  Matrix<float> ones(b, m, 1, "1");
-  const std::vector<float> host_ones(static_cast<std::size_t>(m), 1.0f);
-  b.copy(MatrixView<const float>(host_ones.data(), m, 1, m, MemorySpace::Host), ones.view());
-  Matrix<float> mean = out(x.cols, 1, "mean");
-  ops.spmm(x, Op::T, ones, mean);
-  b.scale(1.0f / static_cast<float>(m), mean.view());
-  const double squares = centred_squares(b.frobenius_norm(values_of(x)), m, to_host(b, mean));
-  clock.lap("mean");
-  Products prod(b, o.products);
   CsrOperator xop(b, ops, x, "X");
-  CentredOf xc(xop, mean, ones);
-  return pca_of_centred(xc, prod, k, o, std::move(mean), squares, svd, clock, out);
+  return pca_of_operator(xop, b.frobenius_norm(values_of(x)), k, o, outputs, svd, clock);
 }
 
 }  // namespace randnla

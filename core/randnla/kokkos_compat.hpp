@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
+#include <KokkosBlas3_trmm.hpp>
 #include <KokkosBlas3_trsm.hpp>
 
 #include <algorithm>
@@ -40,6 +41,16 @@ void trsm(const Exec& exec, const char* side, const char* uplo, const char* tran
           typename BV::const_value_type alpha, const AV& a, const BV& b) {
   exec.fence();
   KokkosBlas::trsm(side, uplo, trans, diag, alpha, a, b);
+  typename BV::execution_space().fence();
+}
+
+/// KokkosBlas::trmm on `exec` (B := alpha op(A) B or alpha B op(A), A triangular, B overwritten):
+/// called without an instance, as trsm.
+template <class Exec, class AV, class BV>
+void trmm(const Exec& exec, const char* side, const char* uplo, const char* trans, const char* diag,
+          typename BV::const_value_type alpha, const AV& a, const BV& b) {
+  exec.fence();
+  KokkosBlas::trmm(side, uplo, trans, diag, alpha, a, b);
   typename BV::execution_space().fence();
 }
 
