@@ -127,7 +127,7 @@ class CholeskyQrOps {
   virtual index_t fused_workspace(index_t /*m*/, index_t /*n*/) const { return 0; }
   /// CholeskyQR of Y (m x n FP32, m >= n, 1 <= n <= fused_max_columns()) in place, without an FP64
   /// copy of Y: each pass sums G = Y^T Y in FP64, factors D G D (D = diag(G)^{-1/2}) in FP64 and
-  /// writes Y := Y R^{-1} with FP64 arithmetic, rounded to FP32. passes = 2 (CholeskyQR2) or 0
+  /// writes Y := Y R^{-1} with FP64 arithmetic, rounded to FP32. passes = 1 (CholeskyQR), 2 (CholeskyQR2) or 0
   /// (Auto: at most two, each decided by the Gram sums of Y as it stands, which are computed
   /// anyway: none more where G is within 2^-24 (1 + 2 sqrt(n)) of I in the Frobenius norm, Y then
   /// orthonormal to FP32 rounding: the FP64 path's 2^-24 plus what rounding Y to FP32 adds to G;
@@ -148,7 +148,7 @@ class CholeskyQrOps {
     require(y.cols() >= 1 && y.cols() <= fused_max_columns(), "Y.cols", y.cols(),
             "must lie in 1.." + std::to_string(fused_max_columns()));
     require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
-    require(passes == 0 || passes == 2, "passes", passes, "must be 0 (Auto) or 2");
+    require(passes >= 0 && passes <= 2, "passes", passes, "must be 0 (Auto), 1 or 2");
     require_shape(work, fused_workspace(y.rows(), y.cols()), 1, "work");
     return do_queue_fused_cholesky_qr(y, passes, work);
   }

@@ -196,16 +196,23 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   return Orthonormalizer::Householder;
 }
 
-/// Auto and CholeskyQR2 queued on the backend's fused path (no FP64 copy of Y, no wait), where the
-/// backend prefers it for Y's shape; null where it does not take Y.
+/// The fused path's passes for `method` (0: Auto's adaptive passes), or -1 where it has none.
+int fused_passes(Orthonormalizer method) {
+  switch (method) {
+    case Orthonormalizer::Auto: return 0;
+    case Orthonormalizer::CholeskyQR: return 1;
+    case Orthonormalizer::CholeskyQR2: return 2;
+    default: return -1;
+  }
+}
+
+/// Auto, CholeskyQR and CholeskyQR2 queued on the backend's fused path (no FP64 copy of Y, no
+/// wait), where the backend prefers it for Y's shape; null where it does not take Y.
 OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> y, Orthonormalizer method) {
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
-  if ((method != Orthonormalizer::Auto && method != Orthonormalizer::CholeskyQR2) ||
-      !ops.fused_preferred(y.rows(), y.cols()))
-    return nullptr;
+  if (fused_passes(method) < 0 || !ops.fused_preferred(y.rows(), y.cols())) return nullptr;
   Matrix<double> work(b, ops.fused_workspace(y.rows(), y.cols()), 1, "fused CholeskyQR workspace");
-  const std::function<int()> passes =
-      ops.queue_fused_cholesky_qr(y, method == Orthonormalizer::Auto ? 0 : 2, work.view());
+  const std::function<int()> passes = ops.queue_fused_cholesky_qr(y, fused_passes(method), work.view());
   return [passes]() -> std::optional<Orthonormalizer> {
     switch (passes()) {
       case 0: return Orthonormalizer::ColumnScaling;

@@ -55,7 +55,7 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// Y (m x l, m >= l, FP32, backend memory) := Q, orthonormal columns spanning range(Y). Every
 /// CholeskyQR pass factors the equilibrated Gram matrix D G D in FP64 (van der Sluis scaling: the
 /// same Q, a Cholesky less sensitive to the column norms of Y). Where the backend has a fused path
-/// and prefers it for Y's shape (CUDA: l <= 64), Auto and CholeskyQR2 run there, without an FP64
+/// and prefers it for Y's shape (CUDA: l <= 64), Auto, CholeskyQR and CholeskyQR2 run there, without an FP64
 /// copy of Y and with one wait for the device: each pass reads Y in FP32 and writes Y R^{-1}
 /// rounded to FP32, and Auto stops once the Gram sums show Y orthonormal to FP32 rounding
 /// (2^-24 (1 + 2 sqrt(l)): the rounding of Y included)

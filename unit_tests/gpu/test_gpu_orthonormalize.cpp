@@ -36,7 +36,8 @@ TEST(Gpu, SketchPreconditionedCholeskyQR) {
 
 // The fused CholeskyQR2 (CUDA, up to 64 columns, no FP64 copy of Y): Q orthonormal to FP32
 // rounding and spanning range(Y) (both in FP64), and equal to the host's FP64 CholeskyQR2 to FP32
-// rounding, at widths 1 to 64 and cond(Y) up to 1e6.
+// rounding, at widths 1 to 64 and cond(Y) up to 1e6; one fused pass equal to the host's FP64
+// CholeskyQR (orthogonality cond(Y)^2 2^-53 plus FP32 rounding) up to cond 1e3.
 TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda), host = make_backend(BackendKind::Host);
@@ -58,8 +59,9 @@ TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
           for (index_t i = 0; i < ld; ++i) stored(i, j) = i < m ? y(i, j) : 7.0f;
         Matrix<float> q = test::to_backend(*dev, stored), qh = test::to_backend(*host, y);
         Matrix<double> work(*dev, ops.fused_workspace(m, l), 1);
-        EXPECT_EQ(ops.fused_cholesky_qr(q.view().block(0, 0, m, l), 2, work.view()), 2);
-        orthonormalize(*host, qh.view(), Orthonormalizer::CholeskyQR2);
+        const int passes = cond <= 1e3 && l % 2 == 1 ? 1 : 2;  // odd widths: one pass
+        EXPECT_EQ(ops.fused_cholesky_qr(q.view().block(0, 0, m, l), passes, work.view()), passes);
+        orthonormalize(*host, qh.view(), passes == 1 ? Orthonormalizer::CholeskyQR : Orthonormalizer::CholeskyQR2);
         const auto after = test::to_host(*dev, q), href = test::to_host(*host, qh);
         test::HostMatrix<float> hq(m, l);
         double difference = 0.0;
@@ -73,7 +75,8 @@ TEST(Gpu, FusedCholeskyQr2MatchesTheFp64Path) {
             hq(i, j) = after(i, j);
             difference = std::max(difference, static_cast<double>(std::fabs(hq(i, j) - href(i, j))));
           }
-        const std::string at = std::to_string(m) + " x " + std::to_string(l) + ", cond " + std::to_string(cond);
+        const std::string at = std::to_string(m) + " x " + std::to_string(l) + ", cond " + std::to_string(cond) +
+                               ", passes " + std::to_string(passes);
         EXPECT_TRUE(outside_kept) << at << ": rows beyond the view were written";
         EXPECT_LT(test::orthogonality_loss(hq.cview()), 1e-5) << at;
         EXPECT_LT(test::span_residual(y, hq), 1e-5) << at;
@@ -121,7 +124,11 @@ TEST(Gpu, FusedCholeskyQrScalesOrthogonalColumnsAndReportsBreakdowns) {
   const Orthonormalizer used = orthonormalize(*dev, q.view(), Orthonormalizer::Auto);
   EXPECT_NE(used, Orthonormalizer::Auto) << to_string(used);
   EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, q).cview()), 1e-5) << to_string(used);
-  EXPECT_THROW(ops.fused_cholesky_qr(q.view(), 1, work.view()), InvalidArgument);
+  EXPECT_THROW(ops.fused_cholesky_qr(q.view(), 3, work.view()), InvalidArgument);
+  // CholeskyQR through orthonormalize takes the fused path too (one pass), and reports it.
+  Matrix<float> one = test::to_backend(*dev, test::random_matrix(m, l, test::Elements::Normal, 8));
+  EXPECT_EQ(orthonormalize(*dev, one.view(), Orthonormalizer::CholeskyQR), Orthonormalizer::CholeskyQR);
+  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, one).cview()), 1e-5);
 
   // Queued: the verdict says what the wait would have (a breakdown: nothing, no fallback, Y as given).
   q = test::to_backend(*dev, y);
