@@ -124,19 +124,19 @@ CHARTS = {
     "sparse": dict(
         title="Randomized SVD of sparse matrices, p = 10, q = 2 (CSR, FP32)",
         ylabel="ms (lower is better, log scale)", log=True,
-        source="perf_tests/results/bench_sparse_rsvd.md: H200, CUDA 13.0, torch 2.11, commit 31cb13d",
+        source="perf_tests/results/bench_sparse_rsvd.md: H200, CUDA 13.0, torch 2.11, commit b1c5795 (243^3: 31cb13d)",
         groups={"WordNet, k = 64": [
-            ("torch.svd_lowrank", 23.25, False, "err 0.97518"),
-            ("randnla rsvd", 4.73, True, "err 0.97527"),
+            ("torch.svd_lowrank", 23.12, False, "err 0.97518"),
+            ("randnla rsvd", 4.89, True, "err 0.97527"),
         ], "WordNet, k = 256": [
-            ("torch.svd_lowrank", 90.24, False, "err 0.94696"),
-            ("randnla rsvd", 16.11, True, "err 0.94692"),
+            ("torch.svd_lowrank", 89.71, False, "err 0.94696"),
+            ("randnla rsvd", 16.41, True, "err 0.94692"),
         ], "Laplacian 128^3, k = 64": [
-            ("torch.svd_lowrank", 263.01, False, ""),
-            ("randnla rsvd", 47.61, True, ""),
+            ("torch.svd_lowrank", 265.63, False, ""),
+            ("randnla rsvd", 47.83, True, ""),
         ], "Laplacian 128^3, k = 256": [
-            ("torch.svd_lowrank", 1114.02, False, ""),
-            ("randnla rsvd", 192.06, True, ""),
+            ("torch.svd_lowrank", 1119.53, False, ""),
+            ("randnla rsvd", 197.21, True, ""),
         ], "Laplacian 243^3 (1e8 nnz), k = 64": [
             ("randnla rsvd (torch fails)", 359.83, True, ""),
         ]}),
