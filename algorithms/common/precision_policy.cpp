@@ -35,11 +35,6 @@ StoredOperator Products::store(const RandomOperator& omega, index_t row0, index_
   return s;
 }
 
-void Products::sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y,
-                      std::string* kernel) {
-  times(Op::N, 1.0f, a, store(omega), 0.0f, y, kernel);
-}
-
 void Products::times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
                      MatrixView<float> c, std::string* kernel) {
   ProductReport report;

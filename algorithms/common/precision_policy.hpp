@@ -28,14 +28,11 @@ class Products {
   /// Resolves `requested` once (ProductOps::resolve): the products and Omega's storage follow the result.
   Products(Backend& b, ProductPrecision requested);
 
-  /// Y := A * Omega (Omega n x l, stored for the product only, in FP16 for split products);
-  /// names the kernel that ran in *kernel when non-null, and why Auto chose it.
-  void sketch(MatrixView<const float> a, const RandomOperator& omega, MatrixView<float> y, std::string* kernel);
-
   /// Rows row0 .. row0 + rows - 1 of Omega (all of it by default), stored for these products.
   StoredOperator store(const RandomOperator& omega, index_t row0 = 0, index_t rows = -1);
 
-  /// C := alpha op(A) omega + beta C, omega stored by store(); names the kernel as sketch() does.
+  /// C := alpha op(A) omega + beta C, omega stored by store() (the sketch Y = A Omega with alpha = 1,
+  /// beta = 0); names the kernel that ran in *kernel when non-null, and why Auto chose it.
   void times(Op ta, float alpha, MatrixView<const float> a, const StoredOperator& omega, float beta,
              MatrixView<float> c, std::string* kernel = nullptr);
   /// The same product, queued without waiting for its report: the kernel's name comes from the
