@@ -1,13 +1,14 @@
 // Randomized SVD and PCA of sparse matrices: the 3-D 7-point Laplacian on an N x N x N grid
 // (N = 243: 14.3M rows, 1.0e8 non-zeros) and, with --mtx, a Matrix Market file (the WordNet 3.0
 // synset graph of scripts/wordnet_matrix.py), at k = 64 and 256, p = 10, q = 2, on the CUDA backend
-// (or --backend host). Per case: the median time of --reps calls after one warm-up, the phases of
+// (or --backend host), the RSVD with each sketch of --sketches (the Gaussian Omega stored, the sparse
+// sign Omega never stored). Per case: the median time of --reps calls after one warm-up, the phases of
 // the last call (no error estimate inside: error_probes = 0, as the peers), and the exact relative error ||A - U S V^T||_F / ||A||_F (randnla::relative_error;
 // for the PCA, of the centred matrix, from the report). The peers run on the same matrices in the
 // same call: perf_tests/peer_sparse_rsvd.py (torch.svd_lowrank and torch.pca_lowrank on the GPU,
 // scikit-learn's TruncatedSVD on the host).
 // Usage: bench_sparse_rsvd [--backend cuda|host] [--laplacian N] [--mtx PATH] [--ranks 64,256]
-//        [--reps R] [--no-pca]
+//        [--reps R] [--no-pca] [--sketches gaussian,sparse-sign]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,10 +54,16 @@ io::SparseMatrix laplacian_3d(std::int64_t n) {
   return a;
 }
 
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
 std::vector<index_t> parse_ranks(const std::string& list) {
   std::vector<index_t> ranks;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) {
+  for (const std::string& item : split_list(list)) {
     ranks.push_back(std::strtoll(item.c_str(), nullptr, 10));
     require(ranks.back() > 0, "--ranks", list, "must be positive integers separated by commas");
   }
@@ -64,23 +71,27 @@ std::vector<index_t> parse_ranks(const std::string& list) {
 }
 
 void run(Backend& b, const std::string& name, const io::SparseMatrix& host, const std::vector<index_t>& ranks, int reps,
-         bool with_pca) {
+         bool with_pca, const std::vector<SketchOperator>& sketches) {
   const index_t nnz = static_cast<index_t>(host.values.size());
   const CsrArrays a = copy_csr(
       b, CsrView{host.rows, host.cols, nnz, host.row_ptr.data(), host.col_idx.data(), host.values.data(), MemorySpace::Host});
   for (index_t k : ranks) {
-    RsvdOptions o;
-    o.power_iterations = 2;
-    o.error_probes = 0;  // as the peers, which estimate no error
-    RsvdResult r;
-    // The previous call's result goes before the next call (at 243^3 and k = 256 both would not fit).
-    const double ms = randnla::median_ms(b, [&] { r = RsvdResult(), r = rsvd(b, a.view, k, o); }, reps, 1);
-    const double err = relative_error(b, a.view, r.U, r.S, r.V);
-    std::printf("randnla rsvd  matrix=%s m=%lld n=%lld nnz=%lld k=%lld l=%lld q=2 ms=%.2f rel_err=%.6e\n  phases: %s\n",
-                name.c_str(), static_cast<long long>(host.rows), static_cast<long long>(host.cols),
-                static_cast<long long>(nnz), static_cast<long long>(k), static_cast<long long>(k + o.oversampling), ms, err,
-                r.report.phases.to_string().c_str());
-    std::fflush(stdout);
+    for (SketchOperator sketch : sketches) {
+      RsvdOptions o;
+      o.power_iterations = 2;
+      o.error_probes = 0;  // as the peers, which estimate no error
+      o.sketch_operator = sketch;
+      RsvdResult r;
+      // The previous call's result goes before the next call (at 243^3 and k = 256 both would not fit).
+      const double ms = randnla::median_ms(b, [&] { r = RsvdResult(), r = rsvd(b, a.view, k, o); }, reps, 1);
+      const double err = relative_error(b, a.view, r.U, r.S, r.V);
+      std::printf("randnla rsvd  matrix=%s m=%lld n=%lld nnz=%lld k=%lld l=%lld q=2 sketch=%s ms=%.2f rel_err=%.6e\n"
+                  "  sketch: %s\n  phases: %s\n",
+                  name.c_str(), static_cast<long long>(host.rows), static_cast<long long>(host.cols),
+                  static_cast<long long>(nnz), static_cast<long long>(k), static_cast<long long>(k + o.oversampling),
+                  to_string(sketch), ms, err, r.report.sketch_kernel.c_str(), r.report.phases.to_string().c_str());
+      std::fflush(stdout);
+    }
     if (!with_pca) continue;
     PcaOptions po;
     po.power_iterations = 2;
@@ -98,7 +109,7 @@ void run(Backend& b, const std::string& name, const io::SparseMatrix& host, cons
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
-  std::string backend = "cuda", mtx, ranks = "64,256";
+  std::string backend = "cuda", mtx, ranks = "64,256", sketch_list = "gaussian,sparse-sign";
   std::int64_t grid = 243;
   int reps = 5;
   bool with_pca = true;
@@ -111,6 +122,7 @@ int main(int argc, char** argv) {
     else if (arg == "--ranks" && has_value) ranks = argv[++i];
     else if (arg == "--reps" && has_value) reps = std::atoi(argv[++i]);
     else if (arg == "--no-pca") with_pca = false;
+    else if (arg == "--sketches" && has_value) sketch_list = argv[++i];
     else throw InvalidArgument("argument", arg, "is not an option of bench_sparse_rsvd (see its header)");
   }
   require(grid >= 0 && grid <= 1290, "--laplacian", grid, "must lie in 0 .. 1290 (0: none; 7 N^3 < 2^31)");
@@ -122,7 +134,10 @@ int main(int argc, char** argv) {
   auto b = make_backend(parse_enum<BackendKind>(backend, "--backend"));
   std::printf("device: %s; p = 10, q = 2; median of %d calls after one warm-up\n", b->description().c_str(), reps);
   const std::vector<index_t> k = parse_ranks(ranks);
-  if (!mtx.empty()) run(*b, mtx.substr(mtx.find_last_of('/') + 1), io::parse_mtx_sparse(io::read_file(mtx), mtx), k, reps, with_pca);
-  if (grid > 0) run(*b, "laplacian3d-" + std::to_string(grid), laplacian_3d(grid), k, reps, with_pca);
+  std::vector<SketchOperator> sketches;
+  for (const std::string& s : split_list(sketch_list)) sketches.push_back(parse_enum<SketchOperator>(s, "--sketches"));
+  if (!mtx.empty())
+    run(*b, mtx.substr(mtx.find_last_of('/') + 1), io::parse_mtx_sparse(io::read_file(mtx), mtx), k, reps, with_pca, sketches);
+  if (grid > 0) run(*b, "laplacian3d-" + std::to_string(grid), laplacian_3d(grid), k, reps, with_pca, sketches);
   return 0;
 }

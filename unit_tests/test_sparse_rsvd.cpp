@@ -10,6 +10,7 @@
 #include "portable/factorizations/lapack.hpp"
 #include "randnla/backends.hpp"
 #include "randnla/sparse/kokkos_api.hpp"
+#include "randnla/sparse/sparse_ops.hpp"
 // After Kokkos (Kokkos Kernels 3.4's spmv header does not include it); its transpose functor
 // trips GCC's maybe-uninitialized (as in backends/portable/sparse/sparse_kernels.hpp).
 #pragma GCC diagnostic push
@@ -155,6 +156,75 @@ TEST(SparseRsvd, MatchesTheDenseRsvdOfTheSameMatrixAndTheFp64Svd) {
   EXPECT_NEAR(relative_error(*b, a.view(), skewed.cview(), sv.cview(), v.cview()), skewed_err, 1e-5 * skewed_err);
   EXPECT_NE(test::invalid_argument_message([&] { relative_error(*b, a.view(), v.cview(), sv.cview(), v.cview()); }).find("U"),
             std::string::npos);
+}
+
+// The sparse sign sketch against A Omega in FP64 for the Omega its entries give: one non-zero
+// +-1/sqrt(zeta) in each of zeta blocks of columns per row; over many rows, each column of a block
+// of s columns is hit about n / s times and half the signs are negative (within 5 standard
+// deviations); another RNG state draws another Omega.
+TEST(SparseRsvd, SparseSignSketchIsAOmegaForTheOmegaItDraws) {
+  const HostCsr a = planted_matrix(false, 21);
+  const test::HostMatrix<float> dense = a.dense();
+  auto b = make_backend(BackendKind::Host);
+  for (index_t l : {3, 18}) {
+    const SparseSignSketch omega(N, l, RngState{7, 3});
+    ASSERT_EQ(omega.nonzeros, std::min<index_t>(l, 8));
+    std::vector<double> w(static_cast<std::size_t>(N * l), 0.0);
+    for (index_t j = 0; j < N; ++j)
+      for (int t = 0; t < omega.nonzeros; ++t) {
+        const SparseSignSketch::Entry e = omega.entry(j, t);
+        ASSERT_TRUE(e.column >= omega.block_begin(t) && e.column < omega.block_begin(t + 1)) << j << ", " << t;
+        w[j + e.column * N] = (e.negative ? -1.0 : 1.0) / std::sqrt(static_cast<double>(omega.nonzeros));
+      }
+    Matrix<float> y(*b, M, l);
+    b->ops<SparseOps>().sparse_sign_sketch(a.view(), omega, y.view());
+    const test::HostMatrix<float> got = test::to_host(*b, y);
+    double worst = 0, largest = 0;
+    for (index_t c = 0; c < l; ++c)
+      for (index_t i = 0; i < M; ++i) {
+        double ref = 0;
+        for (index_t j = 0; j < N; ++j) ref += static_cast<double>(dense(i, j)) * w[j + c * N];
+        worst = std::max(worst, std::abs(got(i, c) - ref)), largest = std::max(largest, std::abs(ref));
+      }
+    ASSERT_GT(largest, 1.0);
+    EXPECT_LT(worst, 1e-6 * largest) << "l = " << l;
+  }
+  const std::int64_t n = 200000;
+  const SparseSignSketch omega(n, 74, RngState{1, 0}), other(n, 74, RngState{1, 1});
+  std::vector<double> hits(74, 0.0);
+  double negative = 0, moved = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (int t = 0; t < omega.nonzeros; ++t) {
+      const SparseSignSketch::Entry e = omega.entry(j, t);
+      hits[static_cast<std::size_t>(e.column)] += 1, negative += e.negative;
+      moved += other.entry(j, t).column != e.column;
+    }
+  for (int t = 0; t < omega.nonzeros; ++t) {
+    const double size = omega.block_begin(t + 1) - omega.block_begin(t), expected = static_cast<double>(n) / size;
+    for (std::int32_t c = omega.block_begin(t); c < omega.block_begin(t + 1); ++c)
+      EXPECT_NEAR(hits[static_cast<std::size_t>(c)], expected, 5 * std::sqrt(expected)) << "column " << c;
+  }
+  const double draws = static_cast<double>(n) * omega.nonzeros;
+  EXPECT_NEAR(negative / draws, 0.5, 5 * 0.5 / std::sqrt(draws));
+  EXPECT_GT(moved / draws, 0.8);
+}
+
+// The RSVD with the sparse sign sketch (q = 2) reaches the FP64 SVD's singular values and
+// subspaces to the tolerances of the Gaussian sketch's test, and the report names the sketch.
+TEST(SparseRsvd, SparseSignSketchReachesTheGaussianSketchsAccuracy) {
+  const HostCsr a = planted_matrix(true, 11);
+  const Svd64 ref = svd64(a.dense(), false);
+  auto b = make_backend(BackendKind::Host);
+  RsvdOptions o;
+  o.products = ProductPrecision::fp32();
+  o.sketch_operator = SketchOperator::SparseSign;
+  const RsvdResult r = rsvd(*b, a.view(), K, o);
+  EXPECT_NE(r.report.sketch_kernel.find("sparse sign Omega (8 non-zeros a row, never stored)"), std::string::npos)
+      << r.report.sketch_kernel;
+  const std::vector<float> s = column(*b, r.S);
+  for (index_t i = 0; i < K; ++i) EXPECT_NEAR(s[i], ref.s[i], 1e-5 * ref.s[i]) << "sigma " << i;
+  EXPECT_LT(test::span_residual(ref.u, test::to_host(*b, r.U)), 1e-4);
+  EXPECT_LT(test::span_residual(ref.v, test::to_host(*b, r.V)), 1e-4);
 }
 
 TEST(SparseRsvd, FixedAccuracyMatchesTheDenseOneOnTheSameMatrix) {
@@ -355,9 +425,6 @@ TEST(SparseRsvd, BadInputThrowsNamingTheParameterAndValue) {
     EXPECT_NE(message(a).find("A.row_ptr[500]"), std::string::npos) << message(a);
   }
   EXPECT_NE(message(good, 400).find("k + oversampling"), std::string::npos) << message(good, 400);
-  RsvdOptions sign;
-  sign.sketch_operator = SketchOperator::SparseSign;
-  EXPECT_NE(message(good, K, sign).find("sketch_operator = sparse-sign"), std::string::npos);
   {
     HostCsr a = good;
     a.rows = -1;
@@ -393,6 +460,10 @@ TEST(SparseRsvd, UserOperatorBadInputThrows) {
   EXPECT_NE(test::invalid_argument_message([&] { rsvd(*b, f, K); }).find("apply_transpose = empty"), std::string::npos);
   f.apply_transpose = [](MatrixView<const float>, MatrixView<float>) {};
   EXPECT_NE(test::invalid_argument_message([&] { rsvd(*b, f, K); }).find("non-finite entries"), std::string::npos);
+  RsvdOptions sign;
+  sign.sketch_operator = SketchOperator::SparseSign;
+  EXPECT_NE(test::invalid_argument_message([&] { rsvd(*b, f, K, sign); }).find("sketch_operator = sparse-sign"),
+            std::string::npos);
   f.cols = 0;
   EXPECT_NE(test::invalid_argument_message([&] { rsvd(*b, f, K); }).find("a.cols = 0"), std::string::npos);
 }

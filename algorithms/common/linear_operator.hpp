@@ -47,9 +47,6 @@ class LinearOperator {
   virtual std::string orthonormalize_domain(MatrixView<float> z, Orthonormalizer method) {
     return to_string(orthonormalize(b_, z, method));
   }
-  /// Whether sketch() stores Omega in FP16 (split products): a correction to the sketch made
-  /// outside the operator (the PCA's centring) must use Omega stored the same way.
-  virtual bool stores_omega_in_fp16() const { return false; }
   /// Checks the sketch Y = A Omega, where A has not been checked already: throws InvalidArgument
   /// for a non-finite A or one whose sketch overflows FP32. Returns whether it checked.
   virtual bool check_sketch(MatrixView<const float> /*y*/) { return false; }
@@ -77,7 +74,6 @@ class DenseOperator : public LinearOperator {
     prod_.times(op_, 1.0f, s_, prod_.store(omega), 0.0f, y, kernel);
     if (kernel && op_ == Op::T) *kernel += " (row-major: the transpose's memory, read transposed in place)";
   }
-  bool stores_omega_in_fp16() const override { return prod_.stores_omega_in_fp16(); }
   void apply(MatrixView<const float> x, MatrixView<float> y) override { prod_.gemm(op_, Op::N, 1.0f, s_, x, 0.0f, y); }
   Matrix<float> apply_transpose(MatrixView<const float> y) override {
     Matrix<float> z(b_, cols(), y.cols(), "A^T Y");

@@ -65,8 +65,6 @@ class Products {
     b_.product_summed(ta, tb, alpha, a, b, beta, c, precision_);
   }
   const ProductPrecision& precision() const { return precision_; }
-  /// Whether store() keeps Omega in FP16 (the products are split).
-  bool stores_omega_in_fp16() const { return fp16_omega_; }
   Backend& backend() const { return b_; }
 
  private:

@@ -17,7 +17,7 @@ struct RangeFinderOptions {
   index_t oversampling = 0;  ///< p: l = k + p columns (each algorithm documents its default)
   int power_iterations = 0;  ///< q
   /// The final basis's method; with Auto, the bases between two products of a power iteration get
-  /// one CholeskyQR pass (they only carry the span to the next product).
+  /// one CholeskyQR pass, Orthonormalizer::OnePass (they only carry the span to the next product).
   Orthonormalizer orthonormalizer = Orthonormalizer::Auto;
   std::uint64_t seed = 42;  ///< Omega's Philox seed
 };
@@ -57,10 +57,11 @@ class RangeFinder {
   /// The same basis written into Y (m x l).
   void basis_into(MatrixView<float> y, const RangeFinderOptions& o, const RngState& state, std::string* kernel);
 
-  /// The orthonormaliser of the bases between two products: Auto runs one CholeskyQR pass there,
-  /// without the check that a second is not needed (scikit-learn uses LU there).
+  /// The orthonormaliser of the bases between two products: Auto runs one CholeskyQR pass there by
+  /// the backend's fastest path (OnePass), without the check that a second is not needed
+  /// (scikit-learn uses LU there).
   static Orthonormalizer between(Orthonormalizer chosen) {
-    return chosen == Orthonormalizer::Auto ? Orthonormalizer::CholeskyQR : chosen;
+    return chosen == Orthonormalizer::Auto ? Orthonormalizer::OnePass : chosen;
   }
   void orthonormalize_range(MatrixView<float> y, Orthonormalizer method) { note(a_.orthonormalize_range(y, method)); }
   void orthonormalize_domain(MatrixView<float> z, Orthonormalizer method) { note(a_.orthonormalize_domain(z, method)); }

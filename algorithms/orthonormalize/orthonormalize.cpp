@@ -175,7 +175,9 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
     if (cholesky_qr(b, z, q, 0, false) >= 0) return method;
   } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3 &&
              method != Orthonormalizer::Tsqr) {
-    const int asked = method == Orthonormalizer::CholeskyQR ? 1 : method == Orthonormalizer::CholeskyQR2 ? 2 : 0;
+    const int asked = method == Orthonormalizer::CholeskyQR || method == Orthonormalizer::OnePass ? 1
+                      : method == Orthonormalizer::CholeskyQR2                                    ? 2
+                                                                                                  : 0;
     switch (cholesky_qr(b, y, q, asked, false)) {
       case 0: return Orthonormalizer::ColumnScaling;
       case 1: return Orthonormalizer::CholeskyQR;
@@ -200,7 +202,8 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
 int fused_passes(Orthonormalizer method) {
   switch (method) {
     case Orthonormalizer::Auto: return 0;
-    case Orthonormalizer::CholeskyQR: return 1;
+    case Orthonormalizer::CholeskyQR:
+    case Orthonormalizer::OnePass: return 1;
     case Orthonormalizer::CholeskyQR2: return 2;
     default: return -1;
   }
@@ -276,6 +279,18 @@ std::optional<Orthonormalizer> split_cholesky_qr(Backend& b, MatrixView<float> y
   return Orthonormalizer::CholeskyQR2;
 }
 
+/// OnePass's Tensor Core pass, Y := Y R^{-1} (split_cholesky_qr_pass), kept where it neither broke
+/// down nor left ||Q||_F above 2 sqrt(l) (as the FP64 path's check: a larger Q is no basis); false
+/// otherwise, Y then as given.
+bool split_one_pass(Backend& b, MatrixView<float> y) {
+  Matrix<float> w(b, y.rows(), y.cols(), "Y R^-1");
+  if (!split_cholesky_qr_pass(b, y, w.view())) return false;
+  if (!(b.frobenius_norm(MatrixView<const float>(w.view())) <= 2.0 * std::sqrt(static_cast<double>(y.cols()))))
+    return false;
+  b.copy(MatrixView<const float>(w.view()), y);
+  return true;
+}
+
 void require_tall(MatrixView<const float> y) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
 }
@@ -289,6 +304,9 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
     if (const std::optional<Orthonormalizer> ran = fused()) return *ran;
   if (method == Orthonormalizer::Auto && backend.ops<CholeskyQrOps>().split_preferred(y.rows(), y.cols()))
     if (const std::optional<Orthonormalizer> ran = split_cholesky_qr(backend, y)) return *ran;
+  if (method == Orthonormalizer::OnePass && backend.ops<CholeskyQrOps>().split_preferred(y.rows(), y.cols()) &&
+      split_one_pass(backend, y))
+    return Orthonormalizer::CholeskyQR;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);

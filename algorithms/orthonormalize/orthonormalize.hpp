@@ -26,6 +26,12 @@ enum class Orthonormalizer {
                          ///< (S 2l x m, about 8 non-zeros per column, never stored: sparse_sign_projection)
   Tsqr,               ///< TSQR by a reduction tree of Householder QRs (tsqr(), Q over Y): as stable as
                       ///< Householder, the leaves factored independently (Demmel et al. 2012)
+  OnePass,            ///< one CholeskyQR pass by the backend's fastest path for Y's shape: the fused kernel
+                      ///< (FP64 Gram sums, as CholeskyQR), else the Tensor Core pass (FP32-accurate split
+                      ///< products: orthogonality ~ cond(Y)^2 2^-24), else CholeskyQR's FP64 path, which
+                      ///< also takes over, with its fallbacks, where a faster pass breaks down. For bases
+                      ///< that only carry a span to the next product (the range finder's bases between
+                      ///< products under Auto); reported as CholeskyQR
   Auto,               ///< CholeskyQR passes until the equilibrated Gram matrix of the panel is the
                       ///< identity to FP32's unit roundoff (||D G D - I||_F <= 2^-24, D = diag(G)^{-1/2}),
                       ///< then Q = Y D: no pass when Y's columns are already orthogonal, one or two
@@ -43,6 +49,7 @@ inline const EnumNames<Orthonormalizer>& names_of(Orthonormalizer) {
                                                 {Orthonormalizer::RandCholeskyQR, "rand-cholqr"},
                                                 {Orthonormalizer::RandCholeskyQRSparse, "rand-cholqr-sparse"},
                                                 {Orthonormalizer::Tsqr, "tsqr"},
+                                                {Orthonormalizer::OnePass, "one-pass"},
                                                 {Orthonormalizer::Auto, "auto"},
                                                 {Orthonormalizer::ColumnScaling, "colscale", false}};
   return names;

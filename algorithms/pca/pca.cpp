@@ -114,20 +114,22 @@ Matrix<float> ones_column(Backend& b, index_t m) {
 
 void CentredOperator::sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) {
   x_.sketch(omega, y, kernel);
-  if (x_.stores_omega_in_fp16())
-    subtract_outer<fp16>(ones_, mean_, omega.materialize<fp16>(b_), y);
-  else
-    subtract_outer<float>(ones_, mean_, omega.materialize<float>(b_), y);
+  // mu^T Omega = 1^T (X Omega) / m: the correction is Y's column means, however X's sketch stores
+  // or applies Omega (FP16 for split products, the sparse sign sketch never stored).
+  Matrix<float> means(b_, 1, y.cols(), "1^T Y / m");
+  b_.product(Op::T, Op::N, 1.0f / static_cast<float>(rows()), ones_, MatrixView<const float>(y), 0.0f, means,
+             ProductPrecision::fp32());
+  b_.product(Op::N, Op::N, -1.0f, ones_, MatrixView<const float>(means.view()), 1.0f, y, ProductPrecision::fp32());
 }
 
 void CentredOperator::apply(MatrixView<const float> z, MatrixView<float> y) {
   x_.apply(z, y);
-  subtract_outer<float>(ones_, mean_, z, y);
+  subtract_outer(ones_, mean_, z, y);
 }
 
 Matrix<float> CentredOperator::apply_transpose(MatrixView<const float> y) {
   Matrix<float> z = x_.apply_transpose(y);
-  subtract_outer<float>(mean_, ones_, y, z.view());
+  subtract_outer(mean_, ones_, y, z.view());
   return z;
 }
 
@@ -139,8 +141,7 @@ bool CentredOperator::check_sketch(MatrixView<const float> y) {
   return true;
 }
 
-template <class T>
-void CentredOperator::subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const T> bm,
+void CentredOperator::subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
                                      MatrixView<float> c) {
   Matrix<float> row(b_, 1, bm.cols(), "w^T B");
   b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());

@@ -15,8 +15,8 @@ Matrix<float> ones_column(Backend& b, index_t m);
 
 /// Xc = X - 1 mu^T (m x n) for an operator X (m x n), never formed: X's products and a rank-one
 /// correction in FP32 (torch.pca_lowrank's implicit centring): Xc Z = X Z - 1 (mu^T Z) and
-/// Xc^T Y = X^T Y - mu (1^T Y). The sketch's correction reads Omega stored as X's sketch stores
-/// it (FP16 for split products), so that Y = Xc Omega for one Omega. mu (n x 1) and `ones` (m x 1)
+/// Xc^T Y = X^T Y - mu (1^T Y); the sketch Xc Omega = Y - 1 (1^T Y) / m for Y = X Omega (as mu^T =
+/// 1^T X / m), so Omega is not read again, however X's sketch applies it. mu (n x 1) and `ones` (m x 1)
 /// are in X's backend memory; `norm_x` = ||X||_F names the matrix when the sketch overflows FP32.
 class CentredOperator final : public LinearOperator {
  public:
@@ -33,8 +33,7 @@ class CentredOperator final : public LinearOperator {
 
  private:
   /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
-  template <class T>
-  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const T> bm,
+  void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
                       MatrixView<float> c);
 
   LinearOperator& x_;

@@ -34,8 +34,9 @@ inline const EnumNames<SmallSvd>& names_of(SmallSvd) {
 /// The sketch Omega of the fixed-rank RSVD.
 enum class SketchOperator {
   Gaussian,   ///< dense Gaussian, in the precision `sketch` names
-  SparseSign  ///< very sparse sign, p = 1/sqrt(n), never stored (sparse_sign_projection): O(m n l / sqrt(n))
-              ///< work for the sketch, in FP32 sums; `sketch` then governs the power iterations' products
+  SparseSign  ///< dense A: very sparse sign, p = 1/sqrt(n), never stored (sparse_sign_projection): O(m n l / sqrt(n))
+              ///< work for the sketch, in FP32 sums; `sketch` then governs the power iterations' products.
+              ///< CSR A: min(8, l) non-zeros a row of Omega, never stored (SparseSignSketch): O(8 nnz)
 };
 
 /// The names of SketchOperator's values as the command-line tool spells them ("gaussian", "sparse-sign").

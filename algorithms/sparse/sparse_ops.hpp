@@ -7,6 +7,7 @@
 
 #include "randnla/backend.hpp"
 #include "randnla/sparse/csr_view.hpp"
+#include "randnla/sparse/sparse_sign_sketch.hpp"
 
 namespace randnla {
 
@@ -33,6 +34,17 @@ class SparseOps {
     require_shape(y, out, x.cols(), "Y");
     return do_spmm(a, op, x, y);
   }
+  /// Y := A Omega in FP32, A a valid CSR matrix (m x n, checked by the caller), Omega the sparse
+  /// sign test matrix (n x l, never stored), Y m x l: Y(i, c) sums +-A(i, j) over the j whose row of
+  /// Omega has a non-zero in column c, in the order of row i's entries, and is then multiplied by
+  /// 1/sqrt(zeta): the same bits on every backend, for any thread count. Returns the kernel that ran.
+  std::string sparse_sign_sketch(const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) {
+    require(a.space == space_, "A.space", to_string(a.space), "must be this backend's memory");
+    require_space(y, space_, "Y");
+    require(omega.rows == a.cols, "Omega.rows", omega.rows, "must equal A.cols = " + std::to_string(a.cols));
+    require_shape(y, a.rows, omega.cols, "Y");
+    return do_sparse_sign_sketch(a, omega, y);
+  }
   /// The first row i with row_ptr[i] < 0, row_ptr[i + 1] < row_ptr[i] or row_ptr[i + 1] > nnz;
   /// -1 where there is none. One pass over row_ptr.
   index_t first_bad_row(const CsrView& a) { return a.rows == 0 ? -1 : do_first_bad_row(a); }
@@ -49,6 +61,7 @@ class SparseOps {
 
  protected:
   virtual std::string do_spmm(const CsrView& a, Op op, MatrixView<const float> x, MatrixView<float> y) = 0;
+  virtual std::string do_sparse_sign_sketch(const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) = 0;
   virtual index_t do_first_bad_row(const CsrView& a) = 0;
   virtual index_t do_first_bad_entry(const CsrView& a) = 0;
   /// position -1: only the row's bounds.

@@ -67,16 +67,25 @@ void require_valid_csr(Backend& b, SparseOps& ops, const CsrView& a, const std::
                             " (each row's indices sorted, without duplicates)");
 }
 
-/// A validated CSR matrix: every product one SparseOps::spmm in FP32.
+/// A validated CSR matrix: every product one SparseOps::spmm in FP32; the sketch by a stored
+/// Gaussian Omega or, with SketchOperator::SparseSign, the sparse sign Omega never stored
+/// (SparseOps::sparse_sign_sketch).
 class CsrOperator final : public LinearOperator {
  public:
-  CsrOperator(Backend& b, SparseOps& ops, const CsrView& a, std::string name)
-      : LinearOperator(b), ops_(ops), a_(a), name_(std::move(name)) {}
+  CsrOperator(Backend& b, SparseOps& ops, const CsrView& a, std::string name,
+              SketchOperator sketch_operator = SketchOperator::Gaussian)
+      : LinearOperator(b), ops_(ops), a_(a), name_(std::move(name)), sketch_operator_(sketch_operator) {}
 
   index_t rows() const override { return a_.rows; }
   index_t cols() const override { return a_.cols; }
 
   void sketch(const RandomOperator& omega, MatrixView<float> y, std::string* kernel) override {
+    if (sketch_operator_ == SketchOperator::SparseSign) {
+      const SparseSignSketch sparse(a_.cols, omega.distribution().cols, omega.state());
+      const std::string ran = ops_.sparse_sign_sketch(a_, sparse, y);
+      if (kernel) *kernel = "sparse sign Omega (" + std::to_string(sparse.nonzeros) + " non-zeros a row, never stored), " + ran;
+      return;
+    }
     const Matrix<float> stored = omega.materialize<float>(b_);
     const std::string ran = ops_.spmm(a_, Op::N, stored, y);
     if (kernel) *kernel = kStoredOmega + ran;
@@ -99,6 +108,7 @@ class CsrOperator final : public LinearOperator {
   SparseOps& ops_;
   CsrView a_;
   std::string name_;
+  SketchOperator sketch_operator_;
 };
 
 /// The user's operator: its callbacks get views with ld = rows; others are copied to and from such.
@@ -160,9 +170,10 @@ double residual_of_operator(LinearOperator& a, const RsvdResult& r, int probes, 
   return b.frobenius_norm(y) / root / norm_a;
 }
 
-void require_operator_options(const RsvdOptions& o) {
+/// The user's apply takes a stored Omega: only the Gaussian one.
+void require_callback_options(const RsvdOptions& o) {
   require(o.sketch_operator == SketchOperator::Gaussian, "sketch_operator", to_string(o.sketch_operator),
-          "must be gaussian for a sparse matrix or an operator (the sparse sign sketch reads a dense A)");
+          "must be gaussian for a user's operator (its apply takes a stored Omega)");
 }
 
 /// The RSVD's steps on a checked operator: the range finder, the small SVD, U, the error estimate.
@@ -257,7 +268,6 @@ CsrArrays copy_csr(Backend& b, const CsrView& a) {
 RsvdResult rsvd(Backend& b, const CsrView& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
   require_csr_shape(a, "A");
   require_rank_arguments(a.rows, a.cols, k, o.oversampling, o.power_iterations);
-  require_operator_options(o);
   RsvdResult res;
   res.report.backend = b.description();
   Stopwatch clock(b, &res.report.phases, o.progress);
@@ -265,7 +275,7 @@ RsvdResult rsvd(Backend& b, const CsrView& a, index_t k, const RsvdOptions& o, c
   require_valid_csr(b, ops, a, "A");
   const double norm_a = b.frobenius_norm(values_of(a));
   clock.lap("input check");
-  CsrOperator op(b, ops, a, "A");
+  CsrOperator op(b, ops, a, "A", o.sketch_operator);
   return operator_rsvd(op, k, o, out, norm_a, res, clock);
 }
 
@@ -301,7 +311,7 @@ void require_callbacks(const OperatorCallbacks& a, bool norm_needed) {
 RsvdResult rsvd(Backend& b, const OperatorCallbacks& a, index_t k, const RsvdOptions& o, const MatrixAllocator& out) {
   require_callbacks(a, false);
   require_rank_arguments(a.rows, a.cols, k, o.oversampling, o.power_iterations);
-  require_operator_options(o);
+  require_callback_options(o);
   RsvdResult res;
   res.report.backend = b.description();
   Stopwatch clock(b, &res.report.phases, o.progress);

@@ -61,7 +61,10 @@ double relative_error(Backend& backend, const CsrView& a, MatrixView<const float
 /// (the same seed gives the same Omega as the dense rsvd with FP32 products) and stored, and every
 /// product with A is a CSR times dense block product in FP32 (SparseOps::spmm: cuSPARSE SpMM on
 /// CUDA, Kokkos Kernels' spmv on rank-2 views on the portable backend; report.sketch_kernel names
-/// it). options.products governs only U = Q Uhat; options.error_probes uses the exact ||A||_F.
+/// it). With options.sketch_operator = SparseSign, Omega is the sparse sign test matrix instead
+/// (SparseSignSketch: min(8, l) non-zeros +-1/sqrt(min(8, l)) a row, never stored), and the sketch
+/// A Omega costs min(8, l) additions per non-zero of A, in FP32 sums; the power iterations are as
+/// with the Gaussian Omega (docs/algorithms/sparse.md compares their accuracy and time). options.products governs only U = Q Uhat; options.error_probes uses the exact ||A||_F.
 /// A is validated first, on the backend (two passes over row_ptr, col_idx and values, and a few
 /// entries copied back for the message). U (m x k), S (k x 1) and V (n x k), FP32, come from
 /// `outputs` (by default new matrices of the backend).
@@ -70,8 +73,9 @@ double relative_error(Backend& backend, const CsrView& a, MatrixView<const float
 /// a null array where entries exist; row_ptr[0] != 0 (A.row_ptr[0]), a decreasing row_ptr or one
 /// outside 0 .. nnz (A.row_ptr[i + 1]), row_ptr[rows] != nnz (A.row_ptr[rows]); a column index out of
 /// range or not above the previous one of its row (A.col_idx[j]); a non-finite value (A.values[j]);
-/// options.sketch_operator = SparseSign (a dense-only sketch); a sketch that overflows FP32; and
-/// k, p, q as rsvd(Backend&, MatrixView, ...).
+/// a sketch that overflows FP32; and k, p, q as rsvd(Backend&, MatrixView, ...). Throws
+/// UnsupportedConfiguration for the sparse sign sketch where a row of Y (l floats) exceeds a CUDA
+/// device's shared memory per block (l above about 58000 on an H100).
 RsvdResult rsvd(Backend& backend, const CsrView& a, index_t k, const RsvdOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
 

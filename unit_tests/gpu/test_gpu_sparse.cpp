@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
+#include "randnla/sparse/sparse_ops.hpp"
 #include "randnla/sparse/sparse_rsvd.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
@@ -68,6 +69,26 @@ TEST(Gpu, SparseRsvdThroughCusparseMatchesHost) {
   const auto vh = test::to_host(*host, ph.singular_values), vd = test::to_host(*dev, pd.singular_values);
   for (index_t i = 0; i < K; ++i) EXPECT_NEAR(vd.data[i], vh.data[i], 1e-5 * vh.data[0]) << "PCA sigma " << i;
   EXPECT_NEAR(pd.total_variance, ph.total_variance, 1e-5 * ph.total_variance);
+}
+
+// The sparse sign sketch's kernel against the portable one on the host: the same Omega and the same
+// summation order give the same bits, for a width below 8 (zeta = l), one of whole blocks of
+// 32 rows and one wider than the default 48 KB of shared memory (l = 20000: a tile of 2 rows).
+TEST(Gpu, SparseSignSketchEqualsTheHostsBitForBit) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda), host = make_backend(BackendKind::Host);
+  const HostCsr a = random_csr(false, 73);
+  const CsrArrays da = copy_csr(*dev, a.view());
+  for (index_t l : {5, 74, 266, 20000}) {
+    const SparseSignSketch omega(N, l, RngState{19, 4});
+    Matrix<float> yh(*host, M, l), yd(*dev, M, l);
+    host->ops<SparseOps>().sparse_sign_sketch(a.view(), omega, yh.view());
+    const std::string ran = dev->ops<SparseOps>().sparse_sign_sketch(da.view, omega, yd.view());
+    EXPECT_NE(ran.find("shared memory"), std::string::npos) << ran;
+    const auto h = test::to_host(*host, yh), d = test::to_host(*dev, yd);
+    EXPECT_TRUE(h.data == d.data) << "l = " << l;
+    EXPECT_GT(*std::max_element(h.data.begin(), h.data.end()), 0.0f) << "l = " << l;
+  }
 }
 
 TEST(Gpu, SparseChecksOnTheDeviceNameTheDefect) {

@@ -1,6 +1,7 @@
 // The sparse algorithms' operations (algorithms/sparse/sparse_ops.hpp) on a CUDA device: the CSR
 // products by cuSPARSE's SpMM (CUSPARSE_SPMM_CSR_ALG1, which takes A and A^T with column-major
-// blocks), its workspace kept and grown, its size cached per shape; the checks by two small kernels.
+// blocks), its workspace kept and grown, its size cached per shape; the sparse sign sketch by its
+// own kernel (sparse_sign_sketch.cu); the checks by two small kernels.
 // cuSPARSE documents that products with A^T may differ slightly from run to run (atomics): the
 // CUDA backend's sparse results are reproducible to rounding, not bit for bit.
 #include "cusparse_ops.cuh"
@@ -12,6 +13,7 @@
 #include <tuple>
 
 #include "cuda/context/cuda_check.hpp"
+#include "sparse_sign_sketch.cuh"
 
 namespace randnla {
 namespace cuda {
@@ -82,6 +84,10 @@ class CusparseOps final : public SparseOps {
     }
     destroy(sa, dx, dy);
     return "csr spmm (cuSPARSE SpMM, CSR_ALG1)";
+  }
+  std::string do_sparse_sign_sketch(const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) override {
+    queue_sparse_sign_sketch(a, omega, y, memory_->get());
+    return "sparse sign sketch (rows of Y summed in shared memory, a thread per row and block of columns)";
   }
   index_t do_first_bad_row(const CsrView& a) override {
     unsigned long long* first = result_slot();

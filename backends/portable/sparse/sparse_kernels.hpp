@@ -47,6 +47,26 @@ void csr_spmm(const Exec& exec, const CsrView& a, Op op, MatrixView<const float>
   typename Exec::execution_space().fence();
 }
 
+/// Y := A Omega (SparseOps::sparse_sign_sketch): a thread per row of A, block by block of Omega's
+/// columns, each Y(i, c) summed in the order of row i's entries and then scaled.
+template <class Exec>
+void csr_sparse_sign_sketch(const Exec& exec, const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) {
+  const std::int32_t *row_ptr = a.row_ptr, *col_idx = a.col_idx;
+  const float* values = a.values;
+  float* out = y.data();
+  const index_t ld = y.ld();
+  Kokkos::parallel_for(
+      "randnla::portable::csr_sparse_sign_sketch", Policy<Exec>(exec, 0, a.rows), KOKKOS_LAMBDA(index_t i) {
+        for (std::int32_t c = 0; c < omega.cols; ++c) out[i + c * ld] = 0.0f;
+        for (int t = 0; t < omega.nonzeros; ++t)
+          for (std::int32_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+            const SparseSignSketch::Entry e = omega.entry(col_idx[p], t);
+            out[i + e.column * ld] += e.negative ? -values[p] : values[p];
+          }
+        for (std::int32_t c = 0; c < omega.cols; ++c) out[i + c * ld] *= omega.value;
+      });
+}
+
 /// The first row whose bounds are out of order or outside 0 .. nnz, or -1.
 template <class Exec>
 index_t first_bad_csr_row(const Exec& exec, const CsrView& a) {
@@ -105,6 +125,10 @@ class SparseKernels final : public SparseOps {
   std::string do_spmm(const CsrView& a, Op op, MatrixView<const float> x, MatrixView<float> y) override {
     csr_spmm(exec_, a, op, x, y);
     return std::string("csr spmm (Kokkos Kernels spmv on rank-2 views, Kokkos ") + Exec::name() + ")";
+  }
+  std::string do_sparse_sign_sketch(const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) override {
+    csr_sparse_sign_sketch(exec_, a, omega, y);
+    return std::string("sparse sign sketch (a thread per row, Kokkos ") + Exec::name() + ")";
   }
   index_t do_first_bad_row(const CsrView& a) override { return first_bad_csr_row(exec_, a); }
   index_t do_first_bad_entry(const CsrView& a) override { return first_bad_csr_entry(exec_, a); }
