@@ -116,10 +116,7 @@ void CentredOperator::sketch(const RandomOperator& omega, MatrixView<float> y, s
   x_.sketch(omega, y, kernel);
   // mu^T Omega = 1^T (X Omega) / m: the correction is Y's column means, however X's sketch stores
   // or applies Omega (FP16 for split products, the sparse sign sketch never stored).
-  Matrix<float> means(b_, 1, y.cols(), "1^T Y / m");
-  b_.product(Op::T, Op::N, 1.0f / static_cast<float>(rows()), ones_, MatrixView<const float>(y), 0.0f, means,
-             ProductPrecision::fp32());
-  b_.product(Op::N, Op::N, -1.0f, ones_, MatrixView<const float>(means.view()), 1.0f, y, ProductPrecision::fp32());
+  subtract_outer(ones_, ones_, y, y, 1.0f / static_cast<float>(rows()));
 }
 
 void CentredOperator::apply(MatrixView<const float> z, MatrixView<float> y) {
@@ -142,9 +139,9 @@ bool CentredOperator::check_sketch(MatrixView<const float> y) {
 }
 
 void CentredOperator::subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
-                                     MatrixView<float> c) {
+                                     MatrixView<float> c, float alpha) {
   Matrix<float> row(b_, 1, bm.cols(), "w^T B");
-  b_.product(Op::T, Op::N, 1.0f, w, bm, 0.0f, row, ProductPrecision::fp32());
+  b_.product(Op::T, Op::N, alpha, w, bm, 0.0f, row, ProductPrecision::fp32());
   b_.product(Op::N, Op::N, -1.0f, u, row, 1.0f, c, ProductPrecision::fp32());
 }
 

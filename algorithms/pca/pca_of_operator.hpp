@@ -32,9 +32,10 @@ class CentredOperator final : public LinearOperator {
   bool check_sketch(MatrixView<const float> y) override;
 
  private:
-  /// C := C - u (w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32.
+  /// C := C - u (alpha w^T B) for columns u (C.rows x 1) and w (B.rows x 1), in FP32; B may be C
+  /// (w^T B is formed first).
   void subtract_outer(MatrixView<const float> u, MatrixView<const float> w, MatrixView<const float> bm,
-                      MatrixView<float> c);
+                      MatrixView<float> c, float alpha = 1.0f);
 
   LinearOperator& x_;
   MatrixView<const float> mean_, ones_;

@@ -64,7 +64,8 @@ double relative_error(Backend& backend, const CsrView& a, MatrixView<const float
 /// it). With options.sketch_operator = SparseSign, Omega is the sparse sign test matrix instead
 /// (SparseSignSketch: min(8, l) non-zeros +-1/sqrt(min(8, l)) a row, never stored), and the sketch
 /// A Omega costs min(8, l) additions per non-zero of A, in FP32 sums; the power iterations are as
-/// with the Gaussian Omega (docs/algorithms/sparse.md compares their accuracy and time). options.products governs only U = Q Uhat; options.error_probes uses the exact ||A||_F.
+/// with the Gaussian Omega (docs/algorithms/sparse.md compares their accuracy and time).
+/// options.products governs only U = Q Uhat; options.error_probes uses the exact ||A||_F.
 /// A is validated first, on the backend (two passes over row_ptr, col_idx and values, and a few
 /// entries copied back for the message). U (m x k), S (k x 1) and V (n x k), FP32, come from
 /// `outputs` (by default new matrices of the backend).
