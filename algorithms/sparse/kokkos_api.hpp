@@ -89,7 +89,7 @@ OperatorCallbacks callbacks_of(const UserOperator<MemSpace>& a) {
 /// (Halko, Martinsson & Tropp 2011, Algorithms 4.4 and 5.1; Omega drawn in FP32 and stored; each
 /// product with A one CSR product: cuSPARSE SpMM on a Kokkos::Cuda instance, Kokkos Kernels' spmv
 /// elsewhere), on `exec`. A is read in place: validated (sorted, in-range column indices, monotone
-/// row_ptr with row_ptr[0] = 0 and row_ptr[m] = nnz, finite values) by two passes on the backend,
+/// row_ptr with row_ptr[0] = 0 and row_ptr[m] = nnz, finite values) in one pass on the backend,
 /// never copied nor modified. U (m x k), S (k), V (n x k): FP32, LayoutLeft, in exec's memory space.
 /// Throws InvalidArgument for extents of A's views that disagree (A.graph.row_map.extent(0),
 /// A.values.extent(0)), and as rsvd(Backend&, const CsrView&, ...).

@@ -18,6 +18,16 @@ struct CsrEntry {
   float value = 0;                          ///< values[position]
 };
 
+/// The first defects of a CSR matrix, -1 where there is none. `offset`: the first i in 0 .. rows
+/// with row_ptr[0] != 0 (i = 0), row_ptr[i] < row_ptr[i - 1] or row_ptr[i] > nnz, or row_ptr[rows]
+/// != nnz. `entry`: the first position j, in a row whose bounds lie in order within 0 .. nnz, whose
+/// column index lies outside 0 .. cols - 1 or is not above the one before it in its row, or whose
+/// value is not finite (meaningful where offset = -1).
+struct CsrDefects {
+  index_t offset = -1;
+  index_t entry = -1;
+};
+
 class SparseOps {
  public:
   static constexpr const char* kName = "SparseOps";
@@ -45,13 +55,9 @@ class SparseOps {
     require_shape(y, a.rows, omega.cols, "Y");
     return do_sparse_sign_sketch(a, omega, y);
   }
-  /// The first row i with row_ptr[i] < 0, row_ptr[i + 1] < row_ptr[i] or row_ptr[i + 1] > nnz;
-  /// -1 where there is none. One pass over row_ptr.
-  index_t first_bad_row(const CsrView& a) { return a.rows == 0 ? -1 : do_first_bad_row(a); }
-  /// The first position j whose column index lies outside 0 .. cols - 1 or is not above the one
-  /// before it in its row, or whose value is not finite; -1 where there is none. row_ptr must be
-  /// valid (first_bad_row() == -1). One pass over col_idx and values.
-  index_t first_bad_entry(const CsrView& a) { return a.nnz == 0 ? -1 : do_first_bad_entry(a); }
+  /// A's defects against CsrView's invariants, in one pass over row_ptr, col_idx and values (one
+  /// wait on the host): see CsrDefects.
+  CsrDefects first_defects(const CsrView& a) { return a.rows == 0 ? CsrDefects{} : do_first_defects(a); }
   /// row_ptr[row], row_ptr[row + 1], and col_idx and values at `position` (where 0 <= position < nnz,
   /// else left 0), copied to the host.
   CsrEntry entry(const CsrView& a, index_t row, index_t position) {
@@ -62,8 +68,7 @@ class SparseOps {
  protected:
   virtual std::string do_spmm(const CsrView& a, Op op, MatrixView<const float> x, MatrixView<float> y) = 0;
   virtual std::string do_sparse_sign_sketch(const CsrView& a, const SparseSignSketch& omega, MatrixView<float> y) = 0;
-  virtual index_t do_first_bad_row(const CsrView& a) = 0;
-  virtual index_t do_first_bad_entry(const CsrView& a) = 0;
+  virtual CsrDefects do_first_defects(const CsrView& a) = 0;
   /// position -1: only the row's bounds.
   virtual CsrEntry do_entry(const CsrView& a, index_t row, index_t position) = 0;
 

@@ -36,26 +36,20 @@ void require_csr_shape(const CsrView& a, const std::string& name) {
   require(a.nnz == 0 || a.values != nullptr, name + ".values", "null", "must point to nnz values");
 }
 
-/// The CSR invariants of CsrView, checked on the backend: row_ptr first (the entries' pass reads
-/// the rows it bounds), then the entries; the first defect found is named with its value.
-void require_valid_csr(Backend& b, SparseOps& ops, const CsrView& a, const std::string& name) {
-  require(a.space == b.memory_space(), name + ".space", to_string(a.space),
-          std::string("must be ") + to_string(b.memory_space()) + " memory for this backend");
-  if (a.rows == 0) return;
-  const std::int32_t first = ops.entry(a, 0, -1).row_begin;
-  require(first == 0, name + ".row_ptr[0]", first, "must be 0 (zero-based offsets)");
-  const index_t bad = ops.first_bad_row(a);
-  if (bad >= 0) {
-    const CsrEntry row = ops.entry(a, bad, -1);
-    throw InvalidArgument(name + ".row_ptr[" + std::to_string(bad + 1) + "]", std::to_string(row.row_end),
-                          "must lie in row_ptr[" + std::to_string(bad) + "] = " + std::to_string(row.row_begin) +
-                              " .. nnz = " + std::to_string(a.nnz) + " (offsets non-decreasing)");
-  }
-  const std::int32_t last = ops.entry(a, a.rows - 1, -1).row_end;
-  require(last == a.nnz, name + ".row_ptr[" + std::to_string(a.rows) + "]", last,
-          "must equal nnz = " + std::to_string(a.nnz));
-  const index_t j = ops.first_bad_entry(a);
-  if (j < 0) return;
+/// The defect at row_ptr[i] (SparseOps::first_defects), named with its value and its bounds.
+[[noreturn]] void throw_offset_defect(SparseOps& ops, const CsrView& a, index_t i, const std::string& name) {
+  const std::string at = name + ".row_ptr[" + std::to_string(i) + "]";
+  if (i == 0) throw InvalidArgument(at, std::to_string(ops.entry(a, 0, -1).row_begin), "must be 0 (zero-based offsets)");
+  const CsrEntry row = ops.entry(a, i - 1, -1);  // row_end is row_ptr[i]
+  if (row.row_end >= row.row_begin && row.row_end <= a.nnz)
+    throw InvalidArgument(at, std::to_string(row.row_end), "must equal nnz = " + std::to_string(a.nnz));
+  throw InvalidArgument(at, std::to_string(row.row_end),
+                        "must lie in row_ptr[" + std::to_string(i - 1) + "] = " + std::to_string(row.row_begin) +
+                            " .. nnz = " + std::to_string(a.nnz) + " (offsets non-decreasing)");
+}
+
+/// The defect at position j (SparseOps::first_defects), named with its value.
+[[noreturn]] void throw_entry_defect(SparseOps& ops, const CsrView& a, index_t j, const std::string& name) {
   const CsrEntry e = ops.entry(a, 0, j);
   const std::string at = "[" + std::to_string(j) + "]";
   require(e.column >= 0 && e.column < a.cols, name + ".col_idx" + at, e.column,
@@ -65,6 +59,16 @@ void require_valid_csr(Backend& b, SparseOps& ops, const CsrView& a, const std::
                         "must be above the column index before it in its row, " + name + ".col_idx[" +
                             std::to_string(j - 1) + "] = " + std::to_string(ops.entry(a, 0, j - 1).column) +
                             " (each row's indices sorted, without duplicates)");
+}
+
+/// The CSR invariants of CsrView, checked on the backend in one pass; the first defect found (the
+/// offsets' before the entries') is named with its value.
+void require_valid_csr(Backend& b, SparseOps& ops, const CsrView& a, const std::string& name) {
+  require(a.space == b.memory_space(), name + ".space", to_string(a.space),
+          std::string("must be ") + to_string(b.memory_space()) + " memory for this backend");
+  const CsrDefects defects = ops.first_defects(a);
+  if (defects.offset >= 0) throw_offset_defect(ops, a, defects.offset, name);
+  if (defects.entry >= 0) throw_entry_defect(ops, a, defects.entry, name);
 }
 
 /// A validated CSR matrix: every product one SparseOps::spmm in FP32; the sketch by a stored

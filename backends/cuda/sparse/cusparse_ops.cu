@@ -33,23 +33,23 @@ unsigned blocks_for(index_t n) {
   return static_cast<unsigned>(b < 4096 ? b : 4096);  // grid-stride beyond
 }
 
-__global__ void first_bad_row_kernel(const std::int32_t* row_ptr, index_t rows, index_t nnz, unsigned long long* first) {
-  for (index_t i = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; i < rows;
+/// SparseOps::first_defects in one launch: a thread per offset i in 0 .. rows checks row_ptr[i]
+/// and, for i < rows where row i's bounds lie in order within 0 .. nnz, the row's entries (v - v
+/// is 0 exactly for finite v). first[0]: the offset, first[1]: the entry.
+__global__ void first_defects_kernel(const std::int32_t* row_ptr, const std::int32_t* col_idx, const float* values,
+                                     index_t rows, std::int32_t cols, index_t nnz, unsigned long long* first) {
+  for (index_t i = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; i <= rows;
        i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    const std::int32_t begin = row_ptr[i], end = row_ptr[i + 1];
-    if (begin < 0 || end < begin || end > nnz) atomicMin(first, static_cast<unsigned long long>(i));
-  }
-}
-
-/// A thread per row; v - v is 0 exactly for finite v.
-__global__ void first_bad_entry_kernel(const std::int32_t* row_ptr, const std::int32_t* col_idx, const float* values,
-                                       index_t rows, std::int32_t cols, unsigned long long* first) {
-  for (index_t i = blockIdx.x * static_cast<index_t>(blockDim.x) + threadIdx.x; i < rows;
-       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    for (std::int32_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+    const std::int32_t o = row_ptr[i];
+    if (i == 0 ? o != 0 : o < row_ptr[i - 1] || o > nnz || (i == rows && o != nnz))
+      atomicMin(first, static_cast<unsigned long long>(i));
+    if (i == rows) continue;
+    const std::int32_t end = row_ptr[i + 1];
+    if (o < 0 || end < o || end > nnz) continue;
+    for (std::int32_t j = o; j < end; ++j) {
       const std::int32_t c = col_idx[j];
-      if (c < 0 || c >= cols || (j > row_ptr[i] && c <= col_idx[j - 1]) || !(values[j] - values[j] == 0.0f)) {
-        atomicMin(first, static_cast<unsigned long long>(j));
+      if (c < 0 || c >= cols || (j > o && c <= col_idx[j - 1]) || !(values[j] - values[j] == 0.0f)) {
+        atomicMin(first + 1, static_cast<unsigned long long>(j));
         break;
       }
     }
@@ -89,18 +89,16 @@ class CusparseOps final : public SparseOps {
     queue_sparse_sign_sketch(a, omega, y, memory_->get());
     return "sparse sign sketch (rows of Y summed in shared memory, a thread per row and block of columns)";
   }
-  index_t do_first_bad_row(const CsrView& a) override {
-    unsigned long long* first = result_slot();
-    first_bad_row_kernel<<<blocks_for(a.rows), kThreads, 0, memory_->get()>>>(a.row_ptr, a.rows, a.nnz, first);
-    RANDNLA_CUDA_LAUNCH("CSR row check");
-    return read_result(first);
-  }
-  index_t do_first_bad_entry(const CsrView& a) override {
-    unsigned long long* first = result_slot();
-    first_bad_entry_kernel<<<blocks_for(a.rows), kThreads, 0, memory_->get()>>>(
-        a.row_ptr, a.col_idx, a.values, a.rows, static_cast<std::int32_t>(a.cols), first);
-    RANDNLA_CUDA_LAUNCH("CSR entry check");
-    return read_result(first);
+  CsrDefects do_first_defects(const CsrView& a) override {
+    unsigned long long* first = result_slots();
+    first_defects_kernel<<<blocks_for(a.rows + 1), kThreads, 0, memory_->get()>>>(
+        a.row_ptr, a.col_idx, a.values, a.rows, static_cast<std::int32_t>(a.cols), a.nnz, first);
+    RANDNLA_CUDA_LAUNCH("CSR check");
+    unsigned long long h[2] = {kNone, kNone};
+    RANDNLA_CUDA(cudaMemcpyAsync(h, first, sizeof h, cudaMemcpyDeviceToHost, memory_->get()));
+    RANDNLA_CUDA(cudaStreamSynchronize(memory_->get()));
+    const auto found = [](unsigned long long v) { return v == kNone ? index_t{-1} : static_cast<index_t>(v); };
+    return CsrDefects{found(h[0]), found(h[1])};
   }
   CsrEntry do_entry(const CsrView& a, index_t row, index_t position) override {
     CsrEntry e;
@@ -141,17 +139,12 @@ class CusparseOps final : public SparseOps {
     return buffer_.get();
   }
 
-  unsigned long long* result_slot() {
-    if (!result_) result_ = StreamMemory::allocate(memory_, sizeof(unsigned long long));
+  /// Two verdicts, each kNone until a kernel lowers it.
+  unsigned long long* result_slots() {
+    if (!result_) result_ = StreamMemory::allocate(memory_, 2 * sizeof(unsigned long long));
     auto* p = static_cast<unsigned long long*>(result_.get());
-    RANDNLA_CUDA(cudaMemsetAsync(p, 0xff, sizeof(unsigned long long), memory_->get()));  // kNone
+    RANDNLA_CUDA(cudaMemsetAsync(p, 0xff, 2 * sizeof(unsigned long long), memory_->get()));
     return p;
-  }
-  index_t read_result(const unsigned long long* p) {
-    unsigned long long h = kNone;
-    RANDNLA_CUDA(cudaMemcpyAsync(&h, p, sizeof(h), cudaMemcpyDeviceToHost, memory_->get()));
-    RANDNLA_CUDA(cudaStreamSynchronize(memory_->get()));
-    return h == kNone ? -1 : static_cast<index_t>(h);
   }
 
   std::shared_ptr<StreamMemory> memory_;

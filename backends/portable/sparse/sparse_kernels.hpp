@@ -67,36 +67,41 @@ void csr_sparse_sign_sketch(const Exec& exec, const CsrView& a, const SparseSign
       });
 }
 
-/// The first row whose bounds are out of order or outside 0 .. nnz, or -1.
+/// SparseOps::first_defects' offset: the first bad row_ptr[i], i in 0 .. rows, or -1.
 template <class Exec>
-index_t first_bad_csr_row(const Exec& exec, const CsrView& a) {
+index_t first_bad_csr_offset(const Exec& exec, const CsrView& a) {
   const std::int32_t* row_ptr = a.row_ptr;
   const std::int64_t nnz = a.nnz;
+  const index_t rows = a.rows;
   index_t first = 0;
   Kokkos::parallel_reduce(
-      "randnla::portable::first_bad_csr_row", Policy<Exec>(exec, 0, a.rows),
+      "randnla::portable::first_bad_csr_offset", Policy<Exec>(exec, 0, rows + 1),
       KOKKOS_LAMBDA(index_t i, index_t & found) {
-        const std::int32_t begin = row_ptr[i], end = row_ptr[i + 1];
-        if ((begin < 0 || end < begin || end > nnz) && i < found) found = i;
+        const std::int32_t o = row_ptr[i];
+        const bool bad = i == 0 ? o != 0 : o < row_ptr[i - 1] || o > nnz || (i == rows && o != nnz);
+        if (bad && i < found) found = i;
       },
       Kokkos::Min<index_t>(first));
   return first == Kokkos::reduction_identity<index_t>::min() ? -1 : first;
 }
 
-/// The first entry whose column is out of range or not above its row's previous one, or whose value
-/// is not finite (v - v is 0 exactly for finite v), or -1; row_ptr is valid.
+/// SparseOps::first_defects' entry: the first bad position in a row with bounds in order within
+/// 0 .. nnz (v - v is 0 exactly for finite v), or -1.
 template <class Exec>
 index_t first_bad_csr_entry(const Exec& exec, const CsrView& a) {
   const std::int32_t *row_ptr = a.row_ptr, *col_idx = a.col_idx;
   const float* values = a.values;
   const std::int32_t cols = static_cast<std::int32_t>(a.cols);
+  const std::int64_t nnz = a.nnz;
   index_t first = 0;
   Kokkos::parallel_reduce(
       "randnla::portable::first_bad_csr_entry", Policy<Exec>(exec, 0, a.rows),
       KOKKOS_LAMBDA(index_t i, index_t & found) {
-        for (std::int32_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+        const std::int32_t begin = row_ptr[i], end = row_ptr[i + 1];
+        if (begin < 0 || end < begin || end > nnz) return;
+        for (std::int32_t j = begin; j < end; ++j) {
           const std::int32_t c = col_idx[j];
-          const bool bad = c < 0 || c >= cols || (j > row_ptr[i] && c <= col_idx[j - 1]) || !(values[j] - values[j] == 0.0f);
+          const bool bad = c < 0 || c >= cols || (j > begin && c <= col_idx[j - 1]) || !(values[j] - values[j] == 0.0f);
           if (bad) {
             if (j < found) found = j;
             return;
@@ -130,8 +135,9 @@ class SparseKernels final : public SparseOps {
     csr_sparse_sign_sketch(exec_, a, omega, y);
     return std::string("sparse sign sketch (a thread per row, Kokkos ") + Exec::name() + ")";
   }
-  index_t do_first_bad_row(const CsrView& a) override { return first_bad_csr_row(exec_, a); }
-  index_t do_first_bad_entry(const CsrView& a) override { return first_bad_csr_entry(exec_, a); }
+  CsrDefects do_first_defects(const CsrView& a) override {
+    return CsrDefects{first_bad_csr_offset(exec_, a), first_bad_csr_entry(exec_, a)};
+  }
   CsrEntry do_entry(const CsrView& a, index_t row, index_t position) override {
     exec_.fence();
     CsrEntry e;
