@@ -226,12 +226,12 @@ OrthonormalizationVerdict queue_fused_cholesky_qr(Backend& b, MatrixView<float> 
   };
 }
 
-/// One Tensor Core CholeskyQR pass, Q := Y R^{-1} (Q not overlapping Y): G = Y^T Y (its lower
-/// triangle) and Y R^{-1} (R^{-1} upper triangular) as FP32-accurate split products (TCEC: Ootomo
-/// & Yokota 2022; FP16 or TF32 by the operands' exponent ranges), R^{-1} from the equilibrated G
-/// in FP64 (queued: the product is queued before the factor's verdict is read, so the device does
-/// not wait for the host). False on a Cholesky breakdown (Q then holds no result).
-bool split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<float> q) {
+/// One Tensor Core CholeskyQR pass, Q := Y R^{-1} (Q not overlapping Y), queued: G = Y^T Y (its
+/// lower triangle) and Y R^{-1} (R^{-1} upper triangular) as FP32-accurate split products (TCEC:
+/// Ootomo & Yokota 2022; FP16 or TF32 by the operands' exponent ranges), R^{-1} from the
+/// equilibrated G in FP64. Returns the pass's verdict, read when called (after the next wait it
+/// costs none): false on a Cholesky breakdown (Q then holds no result).
+std::function<bool()> queue_split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<float> q) {
   const index_t l = y.cols();
   CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
   Matrix<float> g32(b, l, l, "G"), rinv32(b, l, l, "R^-1");
@@ -244,7 +244,12 @@ bool split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<fl
   b.scale_rows(d, rinv);
   b.convert(MatrixView<const double>(rinv.view()), rinv32.view());
   ops.split_multiply_upper_triangular(y, rinv32, q);
-  return breakdown() == 0;
+  return [breakdown] { return breakdown() == 0; };
+}
+
+/// The same pass, its verdict waited for.
+bool split_cholesky_qr_pass(Backend& b, MatrixView<const float> y, MatrixView<float> q) {
+  return queue_split_cholesky_qr_pass(b, y, q)();
 }
 
 /// The Tensor Core CholeskyQR's bound on ||Q^T Q - I||_F: 2^-20 sqrt(l), about 6x what FP32
@@ -279,14 +284,14 @@ std::optional<Orthonormalizer> split_cholesky_qr(Backend& b, MatrixView<float> y
   return Orthonormalizer::CholeskyQR2;
 }
 
-/// OnePass's Tensor Core pass, Y := Y R^{-1} (split_cholesky_qr_pass), kept where it neither broke
-/// down nor left ||Q||_F above 2 sqrt(l) (as the FP64 path's check: a larger Q is no basis); false
-/// otherwise, Y then as given.
+/// OnePass's Tensor Core pass, Y := Y R^{-1} (queue_split_cholesky_qr_pass), kept where it neither
+/// broke down nor left ||Q||_F above 2 sqrt(l) (as the FP64 path's check: a larger Q is no basis);
+/// false otherwise, Y then as given. The norm's wait is the only one: the verdict is read after it.
 bool split_one_pass(Backend& b, MatrixView<float> y) {
   Matrix<float> w(b, y.rows(), y.cols(), "Y R^-1");
-  if (!split_cholesky_qr_pass(b, y, w.view())) return false;
-  if (!(b.frobenius_norm(MatrixView<const float>(w.view())) <= 2.0 * std::sqrt(static_cast<double>(y.cols()))))
-    return false;
+  const std::function<bool()> factored = queue_split_cholesky_qr_pass(b, y, w.view());
+  const double norm = b.frobenius_norm(MatrixView<const float>(w.view()));
+  if (!factored() || !(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return false;
   b.copy(MatrixView<const float>(w.view()), y);
   return true;
 }
