@@ -424,6 +424,14 @@ TEST(SparseRsvd, BadInputThrowsNamingTheParameterAndValue) {
     a.row_ptr.back() += 1;  // past nnz
     EXPECT_NE(message(a).find("A.row_ptr[500]"), std::string::npos) << message(a);
   }
+  {
+    HostCsr a = good;  // a bad entry and, after it, a bad offset: the offset is named (one pass checks both)
+    a.col_idx[r0] = -1;
+    a.row_ptr[400] = a.row_ptr[399] - 1;
+    EXPECT_NE(message(a).find("A.row_ptr[400] = " + std::to_string(a.row_ptr[400]) + ": must lie in row_ptr[399]"),
+              std::string::npos)
+        << message(a);
+  }
   EXPECT_NE(message(good, 400).find("k + oversampling"), std::string::npos) << message(good, 400);
   {
     HostCsr a = good;
