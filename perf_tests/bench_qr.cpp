@@ -124,8 +124,8 @@ void run(Backend& b, MatrixView<const float> a, const std::string& label = "") {
 /// TSQR at the backend's choice, at block heights of 2, 4 and 8 times the panel's columns, and in
 /// panels of 32 and 64 columns (BCGS2 between them), where the backend takes them.
 void tsqr_sweep(Backend& b, index_t m, index_t n) {
-  Matrix<float> a(b, m, n, "A"), q(b, m, n, "Q");
-  b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
+  const Matrix<float> a = gaussian(b, m, n);
+  Matrix<float> q(b, m, n, "Q");
   struct Config {
     index_t leaf, panel;
   };
@@ -157,8 +157,8 @@ void tsqr_sweep(Backend& b, index_t m, index_t n) {
 /// TSQR in each arithmetic (FP32, then the Tensor Core variants), Q over a copy of A: time with the
 /// copy taken off, both error measures.
 void tsqr_arithmetics(Backend& b, index_t m, index_t n) {
-  Matrix<float> a(b, m, n, "A"), q(b, m, n, "Q");
-  b.fill_random(RandomSpec{Distribution::Gaussian, 9, 0}, a.view());
+  const Matrix<float> a = gaussian(b, m, n);
+  Matrix<float> q(b, m, n, "Q");
   const double copy = randnla::median_ms(b, [&] { b.copy(a.view(), q.view()); }, 7, 1);
   for (TsqrArithmetic arithmetic :
        {TsqrArithmetic::FP32, TsqrArithmetic::FP16Refined, TsqrArithmetic::TF32, TsqrArithmetic::FP16}) {
