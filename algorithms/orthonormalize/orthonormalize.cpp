@@ -296,6 +296,60 @@ bool split_one_pass(Backend& b, MatrixView<float> y) {
   return true;
 }
 
+/// R0^{-1} (l x l, FP32, upper triangular with a zero strict lower triangle) of the R that a
+/// Householder QR left in the upper triangle of `factored` (s x l, s >= l).
+Matrix<float> inverse_of_sketch_factor(Backend& b, MatrixView<const float> factored) {
+  const index_t l = factored.cols();
+  Matrix<double> r0(b, l, l, "R0"), r0inv(b, l, l, "R0^-1");
+  b.convert(factored.block(0, 0, l, l), r0.view());  // trsm reads the upper triangle
+  b.scale(0.0, r0inv.view());
+  b.add_to_diagonal(r0inv.view(), 1.0);
+  b.triangular_solve(Side::Left, Op::N, 1.0, r0, r0inv.view());
+  Matrix<float> r0inv32(b, l, l, "R0^-1");
+  b.convert(MatrixView<const double>(r0inv.view()), r0inv32.view());
+  return r0inv32;
+}
+
+/// Whether the fused or the Tensor Core CholeskyQR takes an m x l panel on this backend.
+bool tensor_core_path_takes(Backend& b, index_t m, index_t l) {
+  const CholeskyQrOps& ops = b.ops<CholeskyQrOps>();
+  return ops.fused_preferred(m, l) || ops.split_preferred(m, l);
+}
+
+/// The sketch-preconditioned CholeskyQR without an FP64 copy of Y, where tensor_core_path_takes
+/// Y's shape: R0 from an FP32 Householder QR of the sketch of Y (sketch_of: a subspace embedding,
+/// so Z = Y R0^{-1} is well conditioned whatever cond(Y) up to about 1/u: Higgins, Szyld, Boman &
+/// Yamazaki, Algorithm 2; the sketch and its small QR need only low precision), Z as an
+/// FP32-accurate split product, then Auto's fused or Tensor Core CholeskyQR on Z, Y := its Q.
+/// Nothing where a step breaks down (an exactly rank-deficient Y makes R0 singular): Y is then
+/// as given, for the FP64 path to take over.
+std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b, MatrixView<float> y, bool sparse) {
+  const index_t m = y.rows(), l = y.cols();
+  Matrix<float> sketch = sketch_of(b, y, std::min(m, 2 * l), sparse), tau(b, l, 1, "tau");
+  b.qr(sketch.view(), tau.view());
+  const Matrix<float> r0inv = inverse_of_sketch_factor(b, sketch.view());
+  Matrix<float> z(b, m, l, "Y R0^-1");
+  b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(y), r0inv.view(), 0.0f, z.view(),
+            ProductPrecision::split_in(TensorCore::Auto));
+  std::optional<Orthonormalizer> ran;
+  if (const OrthonormalizationVerdict fused = queue_fused_cholesky_qr(b, z.view(), Orthonormalizer::Auto))
+    ran = fused();
+  else if (b.ops<CholeskyQrOps>().split_preferred(m, l))
+    ran = split_cholesky_qr(b, z.view());
+  if (!ran) return std::nullopt;
+  b.copy(MatrixView<const float>(z.view()), y);
+  return sparse ? Orthonormalizer::RandCholeskyQRSparse : Orthonormalizer::RandCholeskyQR;
+}
+
+/// The preconditioned CholeskyQR on the Tensor Cores for Auto (after its own passes broke down:
+/// with the sparse sign sketch) and for the two preconditioned methods, where it takes Y's shape.
+std::optional<Orthonormalizer> preconditioned_on_tensor_cores(Backend& b, MatrixView<float> y, Orthonormalizer method) {
+  const bool asked = method == Orthonormalizer::RandCholeskyQR || method == Orthonormalizer::RandCholeskyQRSparse;
+  if (!(asked || method == Orthonormalizer::Auto) || !tensor_core_path_takes(b, y.rows(), y.cols()))
+    return std::nullopt;
+  return tensor_core_preconditioned_cholesky_qr(b, y, method != Orthonormalizer::RandCholeskyQR);
+}
+
 void require_tall(MatrixView<const float> y) {
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
 }
@@ -312,6 +366,7 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
   if (method == Orthonormalizer::OnePass && backend.ops<CholeskyQrOps>().split_preferred(y.rows(), y.cols()) &&
       split_one_pass(backend, y))
     return Orthonormalizer::CholeskyQR;
+  if (const std::optional<Orthonormalizer> ran = preconditioned_on_tensor_cores(backend, y, method)) return *ran;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);

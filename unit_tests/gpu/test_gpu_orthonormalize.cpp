@@ -266,6 +266,36 @@ TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
   }
 }
 
+// Where Auto's own passes break down (cond(Y) >= 1e8: the Gram matrix is singular to FP64), the
+// sketch-preconditioned CholeskyQR on the Tensor Cores takes over, on the fused widths and on the
+// Tensor Core CholeskyQR's: orthogonality within 10x of Householder's on the same Y and range(Y)
+// kept; an exactly rank-deficient Y still gets an orthonormal basis of its range.
+TEST(Gpu, AutoPreconditionsOnTheTensorCoresWhereCholeskyQrBreaksDown) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda);
+  for (const auto& [m, l] : std::vector<std::pair<index_t, index_t>>{{65536, 48}, {16384, 200}})
+    for (double cond : {1e8, 1e12, 1e15}) {
+      std::vector<double> sigma(static_cast<std::size_t>(l));
+      for (index_t j = 0; j < l; ++j) sigma[j] = std::pow(cond, -static_cast<double>(j) / static_cast<double>(l - 1));
+      const auto y = test::matrix_with_spectrum(m, l, sigma, static_cast<std::uint64_t>(l) + 5);
+      const std::string at = std::to_string(m) + " x " + std::to_string(l) + ", cond " + std::to_string(cond);
+      Matrix<float> d = test::to_backend(*dev, y), h = test::to_backend(*dev, y);
+      EXPECT_EQ(orthonormalize(*dev, d.view(), Orthonormalizer::Auto), Orthonormalizer::RandCholeskyQRSparse) << at;
+      orthonormalize(*dev, h.view(), Orthonormalizer::Householder);
+      const auto q = test::to_host(*dev, d.view());
+      const double householder = frobenius_orthogonality_loss(test::to_host(*dev, h.view()));
+      EXPECT_LE(frobenius_orthogonality_loss(q), 10 * householder) << at << ", Householder " << householder;
+      EXPECT_LT(test::span_residual(y, q), 1e-5) << at;
+    }
+  auto y = test::random_matrix(65536, 48, test::Elements::Normal, 4);
+  for (index_t i = 0; i < y.rows; ++i) y(i, 7) = 0.0f;
+  Matrix<float> d = test::to_backend(*dev, y);
+  const Orthonormalizer ran = orthonormalize(*dev, d.view(), Orthonormalizer::Auto);
+  const auto q = test::to_host(*dev, d.view());
+  EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << to_string(ran);
+  EXPECT_LT(test::span_residual(y, q), 1e-5) << to_string(ran);
+}
+
 // OnePass beyond the fused widths (the range finder's bases between products at l > 64): one Tensor
 // Core pass, whose orthogonality is of order cond(Y)^2 2^-20 sqrt(l) (FP32-accurate Gram sums)
 // against the FP64 path's cond(Y)^2 2^-53, with range(Y) kept to FP32 rounding; a zero column breaks the pass
