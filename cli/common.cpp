@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <csignal>
@@ -17,6 +18,7 @@
 
 #include "commands.hpp"
 
+#include "randnla/initialize/initialize.hpp"
 #include "randnla/version.hpp"
 
 namespace randnla {
@@ -91,9 +93,18 @@ Options& products_option(Options& o, ProductPrecision fallback, const std::strin
 ProductPrecision products_of(const Options& o) { return parse_enum<ProductPrecision>(o.text("products"), "--products"); }
 
 std::unique_ptr<Backend> open_backend(const Options& o) {
+  const auto start = std::chrono::steady_clock::now();
   auto b = make_backend(parse_enum<BackendKind>(o.text("backend"), "--backend"), static_cast<int>(o.integer("device")));
+  const double made_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("backend: %s\n", b->description().c_str());
   report()["backend"] = b->description();
+  // The one-time set-up of a GPU backend (kernel loading, library initialisation) is paid here, so
+  // that the phases the command reports are those of warm calls.
+  const InitializeReport setup = initialize(*b);
+  if (!setup.phases.phases().empty()) {
+    std::printf("set-up: backend %.1f ms, %s\n", made_ms, setup.phases.to_string().c_str());
+    report()["setup_ms"] = {{"backend", made_ms}, {"warm_up", setup.total_ms()}};
+  }
   return b;
 }
 

@@ -26,6 +26,17 @@ std::vector<double> decaying(index_t n) {
   return s;
 }
 
+// initialize(exec) makes the backend the entries use on exec and names it; on a host space, which
+// loads nothing lazily, it runs no warm-up, and on the GPU (the CUDA-enabled Kokkos) it runs both.
+TEST(KokkosApi, InitializeMakesTheBackendOfTheSpaceAndWarmsItWhereItIsADevice) {
+  const InitializeReport r = initialize(Exec());
+  EXPECT_EQ(r.backend, backend_for(Exec())->description());
+  EXPECT_GE(r.phases.ms("backend"), 0.0);
+  const bool device = backend_for(Exec())->memory_space() == MemorySpace::Device;
+  EXPECT_EQ(r.phases.phases().size(), device ? 3u : 1u);
+  EXPECT_EQ(r.phases.phases().front().first, "backend");
+}
+
 TEST(KokkosApi, RsvdOfAViewReturnsViewsInItsSpaceAtTheEckartYoungError) {
   const index_t m = 400, n = 300, k = 20;
   const std::vector<double> sigma = decaying(n);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "randnla/backends.hpp"
+#include "randnla/initialize/initialize.hpp"
 #include "randnla/rsvd/rsvd.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
@@ -92,6 +93,28 @@ TEST(Gpu, PhaseReportFromQueueMarksHasEveryPhaseWithinTheCallsTime) {
 
 // Two backends, each on its own stream, used from two host threads at once (the first launches of
 // every kernel included), give the results of one backend alone, bit for bit.
+// initialize() runs its warm-up PCA and RSVD on the device and gives back every block it took;
+// the first RSVD after it is as accurate as any (the warm-up leaves no state behind).
+TEST(Gpu, InitializeWarmsTheMainPathsAndLeavesNothingAllocated) {
+  RANDNLA_REQUIRE_GPU();
+  auto dev = make_backend(BackendKind::Cuda), host = make_backend(BackendKind::Host);
+  const std::size_t before = dev->memory_use().bytes;
+  const InitializeReport r = initialize(*dev);
+  EXPECT_EQ(r.backend, dev->description());
+  ASSERT_EQ(r.phases.phases().size(), 2u);
+  EXPECT_GT(r.phases.ms("PCA"), 0.0);
+  EXPECT_GT(r.phases.ms("RSVD"), 0.0);
+  EXPECT_EQ(dev->memory_use().bytes, before);
+  std::vector<double> sigma(40);
+  for (std::size_t i = 0; i < sigma.size(); ++i) sigma[i] = std::pow(0.7, static_cast<double>(i));
+  const auto a = test::matrix_with_spectrum(3000, 40, sigma, 8);
+  Matrix<float> da = test::to_backend(*dev, a), ha = test::to_backend(*host, a);
+  const RsvdResult d = rsvd(*dev, da.view(), 10), h = rsvd(*host, ha.view(), 10);
+  const auto ds = test::to_host(*dev, d.S), hs = test::to_host(*host, h.S);
+  for (index_t i = 0; i < 10; ++i) EXPECT_NEAR(ds.data[i], sigma[i], 1e-5 * sigma[0]) << i;
+  for (index_t i = 0; i < 10; ++i) EXPECT_NEAR(hs.data[i], sigma[i], 1e-5 * sigma[0]) << i;
+}
+
 TEST(Gpu, TwoBackendsOnTwoStreamsFromTwoThreadsGiveTheResultsOfOne) {
   RANDNLA_REQUIRE_GPU();
   const index_t m = 3000, n = 2000, k = 64;
