@@ -18,7 +18,7 @@ tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_k
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_sparse_rsvd bench_gather_ceiling bench_tucker bench_qr randnla_cli \
+cmake --build build -j "$jobs" --target $tests bench_gemm bench_rsvd bench_dense_parts bench_nonfinite bench_lra bench_sparse_projection bench_sparse_rsvd bench_gather_ceiling bench_tucker bench_qr bench_first_call randnla_cli \
   test_distributed bench_distributed example_distributed_pca
 for t in $tests test_distributed; do cp build/unit_tests/$t "$out/bin-debian/"; done
 cp build/examples/example_distributed_pca "$out/bin-debian/"
