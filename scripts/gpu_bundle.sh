@@ -86,7 +86,9 @@ if [ -n "$baseline" ]; then
   fi
   mkdir -p "$out/bin-baseline"
   for b in $compared; do cp "$work/build/perf_tests/$b" "$out/bin-baseline/"; done
-  if [ -f "$work/build/librandnla_cuda.so" ]; then cp "$work/build/librandnla_cuda.so" "$out/bin-baseline/"; fi
+  for module in "$work/build/librandnla_cuda.so" "$work/build/lib/librandnla_cuda.so"; do  # where its build put it
+    if [ -f "$module" ]; then cp "$module" "$out/bin-baseline/"; fi
+  done
   echo "$commit" > "$out/bin-baseline/commit"
 fi
 
