@@ -320,7 +320,8 @@ bool tensor_core_path_takes(Backend& b, index_t m, index_t l) {
 /// Y's shape: R0 from an FP32 Householder QR of the sketch of Y (sketch_of: a subspace embedding,
 /// so Z = Y R0^{-1} is well conditioned whatever cond(Y) up to about 1/u: Higgins, Szyld, Boman &
 /// Yamazaki, Algorithm 2; the sketch and its small QR need only low precision), Z as an
-/// FP32-accurate split product, then Auto's fused or Tensor Core CholeskyQR on Z, Y := its Q.
+/// FP32-accurate split product, then Auto's fused or Tensor Core CholeskyQR on Z, Y := its Q (two
+/// m x l FP32 buffers at most, a quarter of the FP64 path's working memory).
 /// Nothing where a step breaks down (an exactly rank-deficient Y makes R0 singular): Y is then
 /// as given, for the FP64 path to take over.
 std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b, MatrixView<float> y, bool sparse) {
@@ -341,13 +342,14 @@ std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b
   return sparse ? Orthonormalizer::RandCholeskyQRSparse : Orthonormalizer::RandCholeskyQR;
 }
 
-/// The preconditioned CholeskyQR on the Tensor Cores for Auto (after its own passes broke down:
-/// with the sparse sign sketch) and for the two preconditioned methods, where it takes Y's shape.
+/// The two preconditioned methods on the Tensor Cores, where that path takes Y's shape. Auto does
+/// not take it where its own passes break down: the FP64 path's CholeskyQR2 is faster there (its
+/// Gram matrix survives any FP32 Y short of exact rank deficiency, whose rounding caps cond(Y)) and
+/// more accurate (perf_tests/results/bench_qr.md, --conditions).
 std::optional<Orthonormalizer> preconditioned_on_tensor_cores(Backend& b, MatrixView<float> y, Orthonormalizer method) {
   const bool asked = method == Orthonormalizer::RandCholeskyQR || method == Orthonormalizer::RandCholeskyQRSparse;
-  if (!(asked || method == Orthonormalizer::Auto) || !tensor_core_path_takes(b, y.rows(), y.cols()))
-    return std::nullopt;
-  return tensor_core_preconditioned_cholesky_qr(b, y, method != Orthonormalizer::RandCholeskyQR);
+  if (!asked || !tensor_core_path_takes(b, y.rows(), y.cols())) return std::nullopt;
+  return tensor_core_preconditioned_cholesky_qr(b, y, method == Orthonormalizer::RandCholeskyQRSparse);
 }
 
 void require_tall(MatrixView<const float> y) {

@@ -71,10 +71,9 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// m >= 4 l), Auto runs the Tensor Core CholeskyQR first: G = Y^T Y and Y R^{-1} as FP32-accurate
 /// split products (TCEC), R^{-1} in FP64, each pass accepted where eight Gaussian probes, summed
 /// in FP64, put ||Q^T Q - I||_F within 2^-20 sqrt(l) (about 6x FP32 Householder's orthogonality);
-/// an extra m x l FP32 buffer. Where that path or the fused one breaks down (or fails its check),
-/// and for RandCholeskyQR and RandCholeskyQRSparse from the start, such a backend runs the
-/// sketch-preconditioned CholeskyQR on the Tensor Cores next: R0 from an FP32 Householder QR of the
-/// sketch (Auto: the sparse sign one, reported as RandCholeskyQRSparse), Z = Y R0^{-1} as an
+/// an extra m x l FP32 buffer; a breakdown or a failed check hands over to the FP64 path. Where
+/// the fused or Tensor Core path takes Y's shape, RandCholeskyQR and RandCholeskyQRSparse run on
+/// the Tensor Cores: R0 from an FP32 Householder QR of the sketch, Z = Y R0^{-1} as an
 /// FP32-accurate split product, then the fused or Tensor Core CholeskyQR of Z (two m x l FP32
 /// buffers, no FP64 copy of Y); a breakdown there hands over to the FP64 path.
 /// A Cholesky breakdown (non-positive or non-finite pivot) falls back along
