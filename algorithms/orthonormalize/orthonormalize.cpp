@@ -321,7 +321,7 @@ bool tensor_core_path_takes(Backend& b, index_t m, index_t l) {
 /// so Z = Y R0^{-1} is well conditioned whatever cond(Y) up to about 1/u: Higgins, Szyld, Boman &
 /// Yamazaki, Algorithm 2; the sketch and its small QR need only low precision), Z as an
 /// FP32-accurate split product, then Auto's fused or Tensor Core CholeskyQR on Z, Y := its Q (two
-/// m x l FP32 buffers at most, a quarter of the FP64 path's working memory).
+/// m x l FP32 buffers at most, a third of the FP64 path's working memory).
 /// Nothing where a step breaks down (an exactly rank-deficient Y makes R0 singular): Y is then
 /// as given, for the FP64 path to take over.
 std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b, MatrixView<float> y, bool sparse) {
