@@ -40,26 +40,37 @@ void zero(Backend& b, MatrixView<float> r) {
   b.copy(MatrixView<const float>(h.data(), r.rows(), r.cols(), r.rows(), MemorySpace::Host), r);
 }
 
+/// One block Gram-Schmidt pass: c := before^T panel, panel -= before c (FP32 products).
+void project_out(Tree& t, MatrixView<const float> before, MatrixView<float> panel, MatrixView<float> c) {
+  t.b.product(Op::T, Op::N, 1.0f, before, panel, 0.0f, c, ProductPrecision::fp32());
+  t.b.product(Op::N, Op::N, -1.0f, before, c, 1.0f, panel, ProductPrecision::fp32());
+}
+
 /// A wider than the blocks: panels of `width` columns, in Q's memory (which holds A), each made
-/// orthogonal to the panels before it by two passes of block Gram-Schmidt (BCGS2: Barlow &
-/// Smoktunowicz 2013) and then factored by the tree; R's blocks above the diagonal are the two
-/// passes' coefficients summed.
+/// orthogonal to the panels before it by BCGS2 (Barlow & Smoktunowicz 2013, Algorithm 2): project
+/// the panel out of the Q before it (S1) and factor it by the tree (Q1 R1), then project Q1 out again
+/// (S2) and factor it once more (Q2 R2). The panel's R is R2 R1 and its coefficients S1 + S2 R1.
+/// The second factorisation acts on the orthonormal Q1, not on the projected panel, whose norm may
+/// be at rounding level: that is what keeps Q orthonormal at condition numbers up to 1/u (two
+/// projections before one factorisation lose it from cond 1e8 in FP32).
 void panel_qr(Tree& t, MatrixView<float> q, MatrixView<float> r, index_t width) {
   const index_t m = q.rows(), n = q.cols();
   zero(t.b, r);
   for (index_t c0 = 0; c0 < n; c0 += width) {
     const index_t w = std::min(width, n - c0);
-    const MatrixView<float> panel = q.block(0, c0, m, w);
-    if (c0 > 0) {
-      const MatrixView<const float> before = q.block(0, 0, m, c0);
-      Matrix<float> second(t.b, c0, w, "BCGS2 coefficients");
-      for (MatrixView<float> c : {r.block(0, c0, c0, w), second.view()}) {
-        t.b.product(Op::T, Op::N, 1.0f, before, panel, 0.0f, c, ProductPrecision::fp32());
-        t.b.product(Op::N, Op::N, -1.0f, before, c, 1.0f, panel, ProductPrecision::fp32());
-      }
-      t.b.add(1.0f, second, 1.0f, r.block(0, c0, c0, w));
+    const MatrixView<float> panel = q.block(0, c0, m, w), s = r.block(0, c0, c0, w), rr = r.block(c0, c0, w, w);
+    if (c0 == 0) {
+      tree_qr(t, panel, panel, rr, 0);
+      continue;
     }
-    tree_qr(t, panel, panel, r.block(c0, c0, w, w), 0);
+    const MatrixView<const float> before = q.block(0, 0, m, c0);
+    Matrix<float> r1(t.b, w, w, "R1"), s2(t.b, c0, w, "S2"), r2(t.b, w, w, "R2");
+    project_out(t, before, panel, s);
+    tree_qr(t, panel, panel, r1.view(), 0);
+    project_out(t, before, panel, s2.view());
+    tree_qr(t, panel, panel, r2.view(), 0);
+    t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(r2.view()), r1.view(), 0.0f, rr, ProductPrecision::fp32());
+    t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(s2.view()), r1.view(), 1.0f, s, ProductPrecision::fp32());
   }
 }
 
