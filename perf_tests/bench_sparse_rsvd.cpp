@@ -82,8 +82,15 @@ void run(Backend& b, const std::string& name, const io::SparseMatrix& host, cons
       o.error_probes = 0;  // as the peers, which estimate no error
       o.sketch_operator = sketch;
       RsvdResult r;
-      // The previous call's result goes before the next call (at 243^3 and k = 256 both would not fit).
-      const double ms = randnla::median_ms(b, [&] { r = RsvdResult(), r = rsvd(b, a.view, k, o); }, reps, 1);
+      double ms = 0;
+      try {
+        // The previous call's result goes before the next call (at 243^3 and k = 256 both would not fit).
+        ms = randnla::median_ms(b, [&] { r = RsvdResult(), r = rsvd(b, a.view, k, o); }, reps, 1);
+      } catch (const DeviceError& e) {  // out of device memory on a smaller card: the other rows still run
+        std::printf("randnla rsvd  matrix=%s k=%lld sketch=%s: %s\n", name.c_str(), static_cast<long long>(k),
+                    to_string(sketch), e.what());
+        continue;
+      }
       const double err = relative_error(b, a.view, r.U, r.S, r.V);
       std::printf("randnla rsvd  matrix=%s m=%lld n=%lld nnz=%lld k=%lld l=%lld q=2 sketch=%s ms=%.2f rel_err=%.6e\n"
                   "  sketch: %s\n  phases: %s\n",
@@ -96,7 +103,13 @@ void run(Backend& b, const std::string& name, const io::SparseMatrix& host, cons
     PcaOptions po;
     po.power_iterations = 2;
     PcaResult p;
-    const double pms = randnla::median_ms(b, [&] { p = PcaResult(), p = pca(b, a.view, k, po); }, reps, 1);
+    double pms = 0;
+    try {
+      pms = randnla::median_ms(b, [&] { p = PcaResult(), p = pca(b, a.view, k, po); }, reps, 1);
+    } catch (const DeviceError& e) {
+      std::printf("randnla pca   matrix=%s k=%lld: %s\n", name.c_str(), static_cast<long long>(k), e.what());
+      continue;
+    }
     std::printf("randnla pca   matrix=%s m=%lld n=%lld nnz=%lld k=%lld l=%lld q=2 ms=%.2f rel_err=%.6e (centred)\n  phases: %s\n",
                 name.c_str(), static_cast<long long>(host.rows), static_cast<long long>(host.cols),
                 static_cast<long long>(nnz), static_cast<long long>(k), static_cast<long long>(k + po.oversampling), pms,
