@@ -1,7 +1,9 @@
 // core/: errors, views, FP16/TF32 rounding, splits, exponent statistics, Kokkos adapters.
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -41,6 +43,27 @@ TEST(MatrixView, BadExtentsAndLeadingDimensionThrowNamingParameterAndValue) {
   MatrixView<float> v(x, 4, 4, 4, MemorySpace::Host);
   EXPECT_THROW(v.block(2, 0, 3, 1), InvalidArgument);
   EXPECT_EQ(&v.block(1, 2, 2, 2)(0, 0), &x[1 + 2 * 4]);
+}
+
+// Matrix::aligned: ld is the rows rounded up to 16 bytes, and each column starts on a 16-byte
+// boundary; the elements are written and read where ld puts them.
+TEST(Matrix, AlignedColumnsStartOn16ByteBoundaries) {
+  auto host = make_backend(BackendKind::Host);
+  for (index_t rows : {0, 1, 5, 8, 117659}) {
+    const Matrix<float> f = Matrix<float>::aligned(*host, rows, 3, "F");
+    const Matrix<double> d = Matrix<double>::aligned(*host, rows, 3, "D");
+    EXPECT_EQ(f.view().ld(), (std::max<index_t>(rows, 1) + 3) / 4 * 4) << rows;
+    EXPECT_EQ(d.view().ld(), (std::max<index_t>(rows, 1) + 1) / 2 * 2) << rows;
+    for (index_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&f.data()[j * f.view().ld()]) % 16, 0u) << rows;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&d.data()[j * d.view().ld()]) % 16, 0u) << rows;
+    }
+  }
+  Matrix<float> a = Matrix<float>::aligned(*host, 5, 2, "A");
+  const float x[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  host->copy(MatrixView<const float>(x, 5, 2, 5, MemorySpace::Host), a.view());
+  EXPECT_EQ(a.data()[8], 6.0f);
+  EXPECT_EQ(a.view()(4, 1), 10.0f);
 }
 
 TEST(KokkosAdapter, LayoutLeftAcceptedLayoutRightRejected) {

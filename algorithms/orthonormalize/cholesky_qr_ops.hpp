@@ -79,6 +79,10 @@ class CholeskyQrOps {
   /// for the Gram matrix and Y R^{-1}, orthogonality_probe checking each pass) on this backend for
   /// an m x n Y: its measurements decide.
   virtual bool split_preferred(index_t /*m*/, index_t /*n*/) const { return false; }
+  /// Whether split_gram and split_multiply_upper_triangular read Y where it lies; false where each
+  /// would first copy it (the CUDA backend's streamed operand needs 16-byte-aligned columns), so
+  /// that a caller making several of them copies Y once, into a Matrix::aligned buffer.
+  virtual bool split_streams_in_place(MatrixView<const float> /*y*/) const { return true; }
   /// The lower triangle (the diagonal included) of G := Y^T Y as an FP32-accurate split product,
   /// the Gram matrix of split_preferred's CholeskyQR: Y m x n FP32, G n x n FP32 (not overlapping
   /// Y), as Backend::product's ProductPrecision::split_in(TensorCore::Auto) would give it (TCEC,

@@ -269,14 +269,23 @@ double estimated_orthogonality_loss(Backend& b, MatrixView<const float> q, Matri
   return std::sqrt(ops.orthogonality_probe(q, omega, copy_to, work) / kProbes);
 }
 
+/// Y where the split products stream it in place, else its copy in `copy` (Matrix::aligned): one
+/// copy instead of one inside each product.
+MatrixView<const float> streamed(Backend& b, MatrixView<const float> y, Matrix<float>& copy) {
+  if (b.ops<CholeskyQrOps>().split_streams_in_place(y)) return y;
+  copy = Matrix<float>::aligned(b, y.rows(), y.cols(), "Y, aligned");
+  b.copy(y, copy.view());
+  return copy.view();
+}
+
 /// Auto's Tensor Core CholeskyQR of Y in place (where CholeskyQrOps::split_preferred): one split
 /// pass into a buffer, accepted (and copied into Y) where the probes put ||Q^T Q - I||_F within
 /// split_orthogonality_bound; else a second pass from the buffer into Y (CholeskyQR2, Yamamoto et
 /// al. 2015), checked the same way. Nothing on a breakdown or a failed check: Y then spans
 /// range(Y) as given (Y itself, or a pass's Q), for the FP64 path to take over.
 std::optional<Orthonormalizer> split_cholesky_qr(Backend& b, MatrixView<float> y) {
-  Matrix<float> w(b, y.rows(), y.cols(), "Y R^-1");
-  if (!split_cholesky_qr_pass(b, y, w.view())) return std::nullopt;
+  Matrix<float> copy, w = Matrix<float>::aligned(b, y.rows(), y.cols(), "Y R^-1");
+  if (!split_cholesky_qr_pass(b, streamed(b, y, copy), w.view())) return std::nullopt;
   if (estimated_orthogonality_loss(b, w.view(), y) <= split_orthogonality_bound(y.cols()))
     return Orthonormalizer::CholeskyQR;
   if (!split_cholesky_qr_pass(b, w.view(), y)) return std::nullopt;
@@ -287,13 +296,18 @@ std::optional<Orthonormalizer> split_cholesky_qr(Backend& b, MatrixView<float> y
 /// OnePass's Tensor Core pass, Y := Y R^{-1} (queue_split_cholesky_qr_pass), kept where it neither
 /// broke down nor left ||Q||_F above 2 sqrt(l) (as the FP64 path's check: a larger Q is no basis);
 /// false otherwise, Y then as given. The norm's wait is the only one: the verdict is read after it.
+/// Q and Y must not overlap, so one of them is a buffer W: Q, copied into Y once kept, or, where
+/// the split products would copy Y (split_streams_in_place), Y's copy, and Q is written into Y.
 bool split_one_pass(Backend& b, MatrixView<float> y) {
-  Matrix<float> w(b, y.rows(), y.cols(), "Y R^-1");
-  const std::function<bool()> factored = queue_split_cholesky_qr_pass(b, y, w.view());
-  const double norm = b.frobenius_norm(MatrixView<const float>(w.view()));
-  if (!factored() || !(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return false;
-  b.copy(MatrixView<const float>(w.view()), y);
-  return true;
+  Matrix<float> w = Matrix<float>::aligned(b, y.rows(), y.cols(), "W");
+  const bool w_holds_y = !b.ops<CholeskyQrOps>().split_streams_in_place(y);
+  if (w_holds_y) b.copy(MatrixView<const float>(y), w.view());
+  const MatrixView<float> q = w_holds_y ? y : w.view();
+  const std::function<bool()> factored = queue_split_cholesky_qr_pass(b, w_holds_y ? w.view() : y, q);
+  const double norm = b.frobenius_norm(MatrixView<const float>(q));
+  const bool kept = factored() && norm <= 2.0 * std::sqrt(static_cast<double>(y.cols()));
+  if (kept != w_holds_y) b.copy(MatrixView<const float>(w.view()), y);  // Q into Y, or Y restored
+  return kept;
 }
 
 /// R0^{-1} (l x l, FP32, upper triangular with a zero strict lower triangle) of the R that a
@@ -329,7 +343,7 @@ std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b
   Matrix<float> sketch = sketch_of(b, y, std::min(m, 2 * l), sparse), tau(b, l, 1, "tau");
   b.qr(sketch.view(), tau.view());
   const Matrix<float> r0inv = inverse_of_sketch_factor(b, sketch.view());
-  Matrix<float> z(b, m, l, "Y R0^-1");
+  Matrix<float> z = Matrix<float>::aligned(b, m, l, "Y R0^-1");
   b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(y), r0inv.view(), 0.0f, z.view(),
             ProductPrecision::split_in(TensorCore::Auto));
   std::optional<Orthonormalizer> ran;

@@ -1,6 +1,7 @@
 // Owning matrices in a context's memory, and the allocator an algorithm makes its results with.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -11,17 +12,19 @@
 
 namespace randnla {
 
-/// An owning column-major matrix in a backend's memory space (ld = rows).
+/// An owning column-major matrix in a backend's memory space (ld = rows, or aligned()'s).
 template <class T>
 class Matrix {
  public:
   Matrix() = default;
-  Matrix(DeviceContext& context, index_t rows, index_t cols, const std::string& name = "A") {
-    require(rows >= 0, name + ".rows", rows, "must be >= 0");
-    require(cols >= 0, name + ".cols", cols, "must be >= 0");
-    storage_ = context.allocate(static_cast<std::size_t>(rows * cols) * sizeof(T) + sizeof(T));
-    view_ = MatrixView<T>(static_cast<T*>(storage_.get()), rows, cols, rows > 1 ? rows : 1, context.memory_space(),
-                          name);
+  Matrix(DeviceContext& context, index_t rows, index_t cols, const std::string& name = "A")
+      : Matrix(context, rows, cols, name, rows > 1 ? rows : 1) {}
+  /// A rows x cols matrix whose columns start on 16-byte boundaries: ld is max(rows, 1) rounded up
+  /// to a multiple of 16 / sizeof(T). The CUDA backend's Tensor Core products stream such an operand as
+  /// it lies; any other they first copy into that layout (their copy engine reads 16-byte rows).
+  static Matrix<T> aligned(DeviceContext& context, index_t rows, index_t cols, const std::string& name = "A") {
+    constexpr index_t per16 = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    return Matrix<T>(context, rows, cols, name, (std::max<index_t>(rows, 1) + per16 - 1) / per16 * per16);
   }
   /// A matrix over memory that `owner` keeps alive (e.g. a Kokkos::View the caller keeps).
   Matrix(std::shared_ptr<void> owner, MatrixView<T> view) : storage_(std::move(owner)), view_(view) {}
@@ -42,6 +45,13 @@ class Matrix {
   MemorySpace space() const { return view_.space(); }
 
  private:
+  Matrix(DeviceContext& context, index_t rows, index_t cols, const std::string& name, index_t ld) {
+    require(rows >= 0, name + ".rows", rows, "must be >= 0");
+    require(cols >= 0, name + ".cols", cols, "must be >= 0");
+    storage_ = context.allocate(static_cast<std::size_t>(ld * cols) * sizeof(T) + sizeof(T));
+    view_ = MatrixView<T>(static_cast<T*>(storage_.get()), rows, cols, ld, context.memory_space(), name);
+  }
+
   std::shared_ptr<void> storage_;
   MatrixView<T> view_;
 };

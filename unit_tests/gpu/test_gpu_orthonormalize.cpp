@@ -250,9 +250,10 @@ double frobenius_orthogonality_loss(const test::HostMatrix<float>& q) {
 TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
-  const index_t m = 8192, l = 300;
-  ASSERT_TRUE(dev->ops<CholeskyQrOps>().split_preferred(m, l));
+  const index_t l = 300;
+  for (index_t m : {8192, 8193})  // Y's columns 16-byte aligned, and not (the passes read a copy)
   for (double cond : {1.0, 1e2, 1e4, 1e6}) {
+    ASSERT_TRUE(dev->ops<CholeskyQrOps>().split_preferred(m, l));
     std::vector<double> sigma(static_cast<std::size_t>(l));
     for (index_t j = 0; j < l; ++j) sigma[j] = std::pow(cond, -static_cast<double>(j) / static_cast<double>(l - 1));
     const auto y = test::matrix_with_spectrum(m, l, sigma, 21);
@@ -260,9 +261,9 @@ TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
     dev->copy(y.cview(), d.view());
     const Orthonormalizer ran = orthonormalize(*dev, d.view(), Orthonormalizer::Auto);
     const auto q = test::to_host(*dev, d.view());
-    EXPECT_LE(frobenius_orthogonality_loss(q), 0x1p-20 * std::sqrt(static_cast<double>(l))) << cond;
-    EXPECT_LT(test::span_residual(y, q), 1e-5) << cond;
-    if (cond == 1.0) EXPECT_EQ(ran, Orthonormalizer::CholeskyQR);
+    EXPECT_LE(frobenius_orthogonality_loss(q), 0x1p-20 * std::sqrt(static_cast<double>(l))) << m << ", " << cond;
+    EXPECT_LT(test::span_residual(y, q), 1e-5) << m << ", " << cond;
+    if (cond == 1.0) EXPECT_EQ(ran, Orthonormalizer::CholeskyQR) << m;
   }
 }
 
@@ -306,11 +307,13 @@ TEST(Gpu, PreconditionedCholeskyQrOnTheTensorCoresAtAnyConditionNumber) {
 // OnePass beyond the fused widths (the range finder's bases between products at l > 64): one Tensor
 // Core pass, whose orthogonality is of order cond(Y)^2 2^-20 sqrt(l) (FP32-accurate Gram sums)
 // against the FP64 path's cond(Y)^2 2^-53, with range(Y) kept to FP32 rounding; a zero column breaks the pass
-// down and the FP64 path's fallbacks return an orthonormal basis.
+// down and the FP64 path's fallbacks return an orthonormal basis of range(Y). Both with Y's columns
+// 16-byte aligned (m = 20000) and not (m = 20001: the pass then reads a copy and writes Y, which
+// a breakdown must restore).
 TEST(Gpu, OnePassTakesTheTensorCorePassBeyondTheFusedWidths) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda), host = make_backend(BackendKind::Host);
-  const index_t m = 20000;
+  for (index_t m : {20000, 20001})
   for (index_t l : {74, 266})
     for (double cond : {1.0, 1e2}) {
       ASSERT_TRUE(dev->ops<CholeskyQrOps>().split_preferred(m, l)) << l;
@@ -318,7 +321,7 @@ TEST(Gpu, OnePassTakesTheTensorCorePassBeyondTheFusedWidths) {
       for (index_t j = 0; j < l; ++j) sigma[j] = std::pow(cond, -static_cast<double>(j) / static_cast<double>(l - 1));
       const auto y = test::matrix_with_spectrum(m, l, sigma, static_cast<std::uint64_t>(l));
       Matrix<float> d = test::to_backend(*dev, y), h = test::to_backend(*host, y);
-      const std::string at = std::to_string(l) + " columns, cond " + std::to_string(cond);
+      const std::string at = std::to_string(m) + " x " + std::to_string(l) + ", cond " + std::to_string(cond);
       EXPECT_EQ(orthonormalize(*dev, d.view(), Orthonormalizer::OnePass), Orthonormalizer::CholeskyQR) << at;
       EXPECT_EQ(orthonormalize(*host, h.view(), Orthonormalizer::OnePass), Orthonormalizer::CholeskyQR) << at;
       const auto q = test::to_host(*dev, d.view()), fp64_path = test::to_host(*host, h.view());
@@ -326,12 +329,16 @@ TEST(Gpu, OnePassTakesTheTensorCorePassBeyondTheFusedWidths) {
       EXPECT_LE(frobenius_orthogonality_loss(fp64_path), 1e-5) << at;
       EXPECT_LT(test::span_residual(y, q), 1e-5) << at;
     }
-  auto y = test::random_matrix(m, 100, test::Elements::Normal, 9);
-  for (index_t i = 0; i < m; ++i) y(i, 3) = 0.0f;
-  Matrix<float> d = test::to_backend(*dev, y);
-  const Orthonormalizer ran = orthonormalize(*dev, d.view(), Orthonormalizer::OnePass);
-  EXPECT_NE(ran, Orthonormalizer::CholeskyQR) << to_string(ran);
-  EXPECT_LT(test::orthogonality_loss(test::to_host(*dev, d).cview()), 1e-5) << to_string(ran);
+  for (index_t m : {20000, 20001}) {
+    auto y = test::random_matrix(m, 100, test::Elements::Normal, 9);
+    for (index_t i = 0; i < m; ++i) y(i, 3) = 0.0f;
+    Matrix<float> d = test::to_backend(*dev, y);
+    const Orthonormalizer ran = orthonormalize(*dev, d.view(), Orthonormalizer::OnePass);
+    EXPECT_NE(ran, Orthonormalizer::CholeskyQR) << m << ", " << to_string(ran);
+    const auto q = test::to_host(*dev, d);
+    EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5) << m << ", " << to_string(ran);
+    EXPECT_LT(test::span_residual(y, q), 1e-5) << m << ", " << to_string(ran);
+  }
 }
 
 // The orthogonality probe (FP64 sums of W^T (W Omega) - Omega) against ||W^T W - I||_F in FP64 on

@@ -9,6 +9,7 @@
 
 #include "cuda/elementwise/for_each.cuh"
 #include "cuda/context/pinned_slots.cuh"
+#include "cuda/tc/kernel_choice.hpp"
 #include "fused_cholesky_qr.cuh"
 #include "inverse_cholesky.cuh"
 #include "orthogonality_probe.cuh"
@@ -56,6 +57,10 @@ class CholeskyQrKernels final : public CholeskyQrOps {
     const DeviceScope scope(device_);
     return n > fused_max_columns() && n <= kInverseCholeskyMaxOrder && n <= orthogonality_probe_max_columns() &&
            m >= 4 * n;
+  }
+  bool split_streams_in_place(MatrixView<const float> y) const override {
+    const DeviceScope scope(device_);
+    return !choose_wgmma() || tc_gemm_streams_in_place(y.data(), y.ld());
   }
   index_t orthogonality_probe_workspace(index_t /*m*/, index_t n, index_t s) const override {
     const DeviceScope scope(device_);

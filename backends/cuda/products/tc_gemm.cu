@@ -540,7 +540,7 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
   const std::size_t p_elems = static_cast<std::size_t>(p_rows_p * kp);
   // The copy engine reads rows of 16-byte multiples from 16-byte-aligned memory: otherwise X is
   // first copied into such a layout.
-  const bool x_aligned = reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.ld % 4 == 0;
+  const bool x_aligned = tc_gemm_streams_in_place(x.data, x.ld);
   const index_t x_ld = x_aligned ? x.ld : round_up(x.rows, 4);
   const std::size_t x_copy_bytes = x_aligned ? 0 : static_cast<std::size_t>(x_ld * x.cols) * sizeof(float);
   // op(A) rows are A's rows (contiguous when op = N); op(B)^T rows are B's columns (contiguous K when op = N).
@@ -589,6 +589,10 @@ void tc_gemm_streamed(const TcOperand& a, const TcOperand& b, index_t m, index_t
 }
 
 }  // namespace
+
+bool tc_gemm_streams_in_place(const void* data, index_t ld) {
+  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && ld % 4 == 0;
+}
 
 bool tc_gemm_takes_slices(const TcOperand& a) {
   const index_t slice_k = a.op == Op::N ? a.cols : a.rows;

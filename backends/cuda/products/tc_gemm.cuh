@@ -69,6 +69,11 @@ struct TcStructure {
 /// wgmma kernel, A FP32, K per slice a multiple of 64, A and the slice stride 16-byte aligned.
 bool tc_gemm_takes_slices(const TcOperand& a);
 
+/// Whether the wgmma kernel streams an FP32 operand at `data` with leading dimension `ld` where it
+/// lies: its copy engine reads 16-byte-aligned columns, and tc_gemm first copies any other operand
+/// it streams into such a layout.
+bool tc_gemm_streams_in_place(const void* data, index_t ld);
+
 /// C := alpha * op(A) op(B) + beta * C on Tensor Cores with FP32 accumulation of the hi*hi
 /// product outside the Tensor Core, the lo terms scaled by 2^-11. The FP16/TF32 choice is made
 /// on the device from exponent histograms (no host synchronisation) unless `tc` forces TF32.
