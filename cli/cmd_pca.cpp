@@ -94,7 +94,7 @@ int run_pca(int argc, char** argv) {
             "randnla pca --rank 16 --exact on --output pca-out");
   const PcaOptions lib;
   products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
-  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx: coordinate files kept sparse and centred implicitly, IDX)")
+  o.text("input,i", kFashionMnist, "data file, one sample per row (.npy, .mtx and scipy.sparse .npz: coordinate and .npz files kept sparse and centred implicitly, IDX)")
       .integer("rank,k", 16, 1, kMaxRank, "k, the number of principal components")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")
       .integer("power-iterations,q", lib.power_iterations, 0, kMaxPowerIterations, "q: power iterations")

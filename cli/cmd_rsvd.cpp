@@ -25,7 +25,7 @@ int run_rsvd(int argc, char** argv) {
   const RsvdOptions lib;
   const FixedAccuracyOptions fixed;
   products_option(o, lib.products, "the products' precision (split-fp16: SHGEMM with Omega in FP16)");
-  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx (coordinate files kept sparse: CSR), IDX (.gz too)")
+  o.text("input,i", std::nullopt, "matrix file: .npy (float32/64, C or Fortran order), .mtx (coordinate files kept sparse: CSR), scipy.sparse .npz (kept sparse), IDX (.gz too)")
       .required("input")
       .integer("rank,k", std::nullopt, 1, kMaxRank, "k, the rank of the approximation (or give --tolerance)")
       .integer("oversampling,p", lib.oversampling, 0, kMaxRank, "p, columns: the sketch has k + p columns")

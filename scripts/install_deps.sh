@@ -2,7 +2,7 @@
 # Installs the Debian packages randnla builds and tests with; does nothing when all are present.
 set -euo pipefail
 packages=(cmake g++ make libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas-dev liblapack-dev
-          libgtest-dev zlib1g-dev dataset-fashion-mnist wordnet-base python3 python3-venv clang-14 libclang-rt-14-dev
+          libgtest-dev zlib1g-dev libzip-dev dataset-fashion-mnist wordnet-base python3 python3-venv clang-14 libclang-rt-14-dev
           libopenmpi-dev openmpi-bin doxygen libcli11-dev nlohmann-json3-dev
           libplplot-dev plplot-driver-cairo pkg-config)
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,7 +1,8 @@
 """Cross-check of `randnla rsvd` and `randnla pca` (portable backend on the host) on a real sparse matrix
 against scikit-learn and FP64 references: the WordNet 3.0 synset relation graph (Debian's wordnet-base,
 built by scripts/wordnet_matrix.py: 117,659 x 117,659, 361,647 non-zeros), read by the tool from a
-coordinate .mtx file and kept sparse (CSR).
+coordinate .mtx file and kept sparse (CSR); the same matrix from scipy.sparse.save_npz files gives the
+same singular values.
 
 References: ARPACK (scipy.sparse.linalg.svds, FP64) on A for the RSVD, and on the implicitly centred
 Xc = A - 1 mu^T (a LinearOperator) for the PCA; scikit-learn's TruncatedSVD (randomized, the same k,
@@ -33,6 +34,7 @@ import tempfile
 
 import numpy as np
 import scipy.io
+import scipy.sparse
 import scipy.sparse.linalg as sla
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.utils.extmath import randomized_svd
@@ -201,9 +203,31 @@ def check_pca(a, path, d):
         check("pca components %d-%d vs exact, up to sign/rotation" % (lo + 1, hi), cos >= 0.8, "min cos %.3f" % cos)
 
 
+def check_npz(a, path, d):
+    """The same matrix saved by scipy.sparse.save_npz (CSR deflated; CSC stored, its indices unsorted) is
+    read as the .mtx file is: the same CSR, so the same singular values, bit for bit."""
+    reference = np.load(os.path.join(d, "rsvd", "S.npy"))
+    csc = a.tocsc().astype(np.float32)
+    order = np.arange(csc.nnz)[::-1]  # reversed within each column: unsorted indices
+    for j in range(csc.shape[1]):
+        lo, hi = csc.indptr[j], csc.indptr[j + 1]
+        order[lo:hi] = np.arange(hi - 1, lo - 1, -1)
+    csc.indices, csc.data = csc.indices[order], csc.data[order]
+    csc.has_sorted_indices = False
+    for label, matrix, compressed in (("csr, deflated", a.astype(np.float32), True), ("csc, stored, unsorted", csc, False)):
+        npz = os.path.join(d, "wordnet.npz")
+        scipy.sparse.save_npz(npz, matrix, compressed=compressed)
+        report = run_tool("rsvd", npz, K_SVD, os.path.join(d, "npz"), ("--force",))
+        check_kept_sparse(".npz (%s)" % label, report, a)
+        S = np.load(os.path.join(d, "npz", "S.npy"))
+        check(".npz (%s) sigma = the .mtx input's" % label, np.array_equal(S, reference),
+              "max diff %.1e" % np.abs(S - reference).max())
+
+
 with tempfile.TemporaryDirectory() as d:
     path, a = build_matrix(d)
     check_rsvd(a, path, d)
+    check_npz(a, path, d)
     check_pca(a, path, d)
 
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))

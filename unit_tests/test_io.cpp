@@ -180,6 +180,46 @@ TEST(Io, CoordinateMtxAsCsrEqualsTheDenseReading) {
                 .find("out of range"), std::string::npos);
 }
 
+// scipy.sparse.save_npz files (make_npz_seeds.py): CSR deflated, and CSC stored with unsorted
+// indices and a repeated position, both read as A's CSR (sorted, summed); read_matrix densifies;
+// broken archives and members are refused naming the file and the member.
+TEST(Io, ScipySparseNpzAsCsr) {
+  const std::vector<std::int32_t> row_ptr{0, 2, 3, 5}, col_idx{0, 2, 3, 0, 1};
+  const std::vector<float> values{1, 2, 3, 4, 5};
+  for (const char* file : {"csr.npz", "csc_unsorted.npz"}) {
+    const std::string path = kSeeds + "/npz/" + file;
+    const auto read = io::read_matrix_or_csr(path);
+    ASSERT_TRUE(std::holds_alternative<io::SparseMatrix>(read)) << file;
+    const auto& a = std::get<io::SparseMatrix>(read);
+    EXPECT_EQ(a.rows, 3) << file;
+    EXPECT_EQ(a.cols, 4) << file;
+    EXPECT_EQ(a.row_ptr, row_ptr) << file;
+    EXPECT_EQ(a.col_idx, col_idx) << file;
+    EXPECT_EQ(a.values, values) << file;
+    const io::DenseMatrix d = io::read_matrix(path);
+    ASSERT_EQ(d.data.size(), 12u) << file;
+    EXPECT_EQ(d.data[2 + 3 * 0], 4.0f) << file;  // A(2, 0)
+    EXPECT_EQ(d.data[1 + 3 * 3], 3.0f) << file;  // A(1, 3)
+    EXPECT_EQ(d.data[1 + 3 * 0], 0.0f) << file;
+  }
+  const auto problem = [](const std::string& file) {
+    return message_of([&] { io::read_matrix_or_csr(kSeeds + "/npz/" + file); });
+  };
+  EXPECT_NE(problem("coo.npz").find("'coo' matrix"), std::string::npos) << problem("coo.npz");
+  EXPECT_NE(problem("bad_index.npz").find("indices.npy[1] = 4"), std::string::npos) << problem("bad_index.npz");
+  EXPECT_NE(problem("bad_indptr.npz").find("indptr.npy[2] = 2"), std::string::npos) << problem("bad_indptr.npz");
+  EXPECT_NE(problem("no_format.npz").find("holds no format.npy"), std::string::npos) << problem("no_format.npz");
+  const std::string whole = io::read_file(kSeeds + "/npz/csr.npz");
+  const std::string cut = message_of([&] { io::parse_npz_sparse(whole.substr(0, whole.size() / 2), "cut.npz"); });
+  EXPECT_NE(cut.find("'cut.npz'"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("zip archive"), std::string::npos) << cut;
+  std::string flipped = whole;
+  flipped[flipped.find("indices.npy") + 40] ^= 0x55;  // inside the deflated member: its CRC-32 fails
+  const std::string crc = message_of([&] { io::parse_npz_sparse(flipped, "crc.npz"); });
+  EXPECT_NE(crc.find("'crc.npz': indices.npy: CRC error"), std::string::npos) << crc;
+  EXPECT_EQ(crc.find(".npy header"), std::string::npos) << crc;  // refused as corrupt, not parsed
+}
+
 TEST(Io, BadFilesThrowNamingTheFileAndTheProblem) {
   EXPECT_NE(message_of([] { io::read_matrix("/nonexistent/x.npy"); }).find("/nonexistent/x.npy"), std::string::npos);
   EXPECT_NE(message_of([] { io::parse_npy("NOTNPY....", "a.npy"); }).find("bad magic"), std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -197,7 +198,17 @@ std::string read_file(const std::string& path) {
   return gunzip(bytes, path, static_cast<std::size_t>(limit));
 }
 
-DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims) {
+namespace {
+
+/// A .npy file's header: its dtype, order and shape, and where its data start.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::int64_t> dims;
+  std::size_t data_at = 0;
+};
+
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) bad(name, "not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::size_t header_len, offset;
@@ -213,9 +224,20 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   }
   if (bytes.size() < offset + header_len) bad(name, "truncated .npy header");
   const std::string header = bytes.substr(offset, header_len);
-  const std::string descr = npy_field(header, "descr", name);
-  const std::string fortran = npy_field(header, "fortran_order", name);
-  const auto dims = npy_shape(npy_field(header, "shape", name), name);
+  NpyHeader h;
+  h.descr = npy_field(header, "descr", name);
+  h.fortran_order = npy_field(header, "fortran_order", name).find("True") != std::string::npos;
+  h.dims = npy_shape(npy_field(header, "shape", name), name);
+  h.data_at = offset + header_len;
+  return h;
+}
+
+}  // namespace
+
+DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims) {
+  const NpyHeader h = parse_npy_header(bytes, name);
+  const std::string& descr = h.descr;
+  const auto& dims = h.dims;
   if (dims.empty() || static_cast<int>(dims.size()) > max_dims)
     bad(name, "is a " + std::to_string(dims.size()) + "-D array; expected " +
                   (max_dims == 2 ? std::string("a matrix (1-D or 2-D)") : "1-D to " + std::to_string(max_dims) + "-D"));
@@ -223,14 +245,14 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   if (descr == "<f4") item = 4;
   else if (descr == "<f8") item = 8;
   else bad(name, "unsupported dtype '" + descr + "' (float32 or float64, little-endian)");
-  const bool f_order = fortran.find("True") != std::string::npos;
+  const bool f_order = h.fortran_order;
   DenseMatrix m;
   m.rows = dims[0];
   m.cols = 1;
   for (std::size_t d = 1; d < dims.size(); ++d) m.cols = checked_elements(m.cols, dims[d], name);
   if (dims.size() > 2) m.extents = dims;
   const std::int64_t count = checked_elements(m.rows, m.cols, name);
-  const std::size_t data_at = offset + header_len;
+  const std::size_t data_at = h.data_at;
   if ((bytes.size() - data_at) / item < static_cast<std::size_t>(count))
     bad(name, "truncated data: " + std::to_string(count) + " elements expected (shape " + shape_text(dims) + ", " + descr +
                   ": " + std::to_string(static_cast<double>(count) * item / (1 << 20)) + " MiB; the file holds " +
@@ -431,6 +453,168 @@ SparseMatrix parse_mtx_sparse(const std::string& bytes, const std::string& name)
 }
 
 namespace {
+
+// ---- scipy.sparse .npz ------------------------------------------------------------------
+
+/// A zip archive in memory (libzip), closed when it goes.
+class ZipArchive {
+ public:
+  ZipArchive(const std::string& bytes, const std::string& name) : name_(name) {
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+    if (source) archive_ = zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+    if (!archive_) {
+      if (source) zip_source_free(source);
+      const std::string why = zip_error_strerror(&error);
+      zip_error_fini(&error);
+      bad(name, "is not a readable zip archive (.npz): " + why);
+    }
+    zip_error_fini(&error);
+  }
+  ZipArchive(const ZipArchive&) = delete;
+  ZipArchive& operator=(const ZipArchive&) = delete;
+  ~ZipArchive() { zip_discard(archive_); }
+
+  /// The member `member`, decompressed (its CRC-32 checked), at most `limit` bytes.
+  std::string read(const std::string& member, std::size_t limit) const {
+    const zip_int64_t index = zip_name_locate(archive_, member.c_str(), 0);
+    if (index < 0) bad(name_, "holds no " + member + ": not a scipy.sparse.save_npz file");
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(archive_, static_cast<zip_uint64_t>(index), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+      bad(name_, member + ": " + zip_strerror(archive_));
+    if (st.size > limit)
+      bad(name_, member + " decompresses to " + std::to_string(st.size) + " bytes, more than the " + std::to_string(limit) +
+                     " its matrix can need");
+    zip_file_t* file = zip_fopen_index(archive_, static_cast<zip_uint64_t>(index), 0);
+    if (!file) bad(name_, member + ": " + zip_strerror(archive_));
+    std::string out(static_cast<std::size_t>(st.size), '\0');
+    const zip_int64_t got = zip_fread(file, &out[0], st.size);
+    char past = 0;  // reading on to the end is what makes libzip check the CRC-32
+    const zip_int64_t more = got < 0 ? -1 : zip_fread(file, &past, 1);
+    const std::string why = more < 0 ? zip_file_strerror(file) : "";
+    zip_fclose(file);
+    if (more < 0) bad(name_, member + ": " + why);
+    if (more > 0) bad(name_, member + ": longer than the " + std::to_string(st.size) + " bytes its entry declares");
+    if (static_cast<zip_uint64_t>(got) != st.size)
+      bad(name_, member + ": truncated, " + std::to_string(got) + " of " + std::to_string(st.size) + " bytes");
+    return out;
+  }
+
+ private:
+  std::string name_;
+  zip_t* archive_ = nullptr;
+};
+
+/// A 1-D .npy array of integers (<i4, <i8) or floats (<f4, <f8) as doubles, exactly for integers
+/// up to 2^53 (indices and shapes of 32-bit CSR are far below).
+std::vector<double> npy_vector(const std::string& bytes, const std::string& name) {
+  const NpyHeader h = parse_npy_header(bytes, name);
+  if (h.dims.size() != 1) bad(name, "is a " + std::to_string(h.dims.size()) + "-D array; expected 1-D");
+  const std::size_t item = h.descr == "<i4" || h.descr == "<f4" ? 4 : h.descr == "<i8" || h.descr == "<f8" ? 8 : 0;
+  if (item == 0) bad(name, "unsupported dtype '" + h.descr + "' (int32, int64, float32 or float64, little-endian)");
+  const std::size_t count = static_cast<std::size_t>(h.dims[0]);
+  if ((bytes.size() - h.data_at) / item < count)
+    bad(name, "truncated data: " + std::to_string(count) + " elements expected");
+  std::vector<double> v(count);
+  const char* p = bytes.data() + h.data_at;
+  for (std::size_t e = 0; e < count; ++e) {
+    const char* x = p + e * item;
+    if (h.descr == "<i4") v[e] = load<std::int32_t>(x);
+    else if (h.descr == "<i8") v[e] = static_cast<double>(load<std::int64_t>(x));
+    else if (h.descr == "<f4") v[e] = load<float>(x);
+    else v[e] = load<double>(x);
+  }
+  return v;
+}
+
+/// The string a 0-d .npy array of dtype <U (UTF-32) or |S (bytes) holds, ASCII only.
+std::string npy_string(const std::string& bytes, const std::string& name) {
+  const NpyHeader h = parse_npy_header(bytes, name);
+  const bool wide = h.descr.rfind("<U", 0) == 0, narrow = h.descr.rfind("|S", 0) == 0;
+  if (!h.dims.empty() || !(wide || narrow)) bad(name, "is not a string (dtype '" + h.descr + "')");
+  const std::size_t chars = static_cast<std::size_t>(std::strtoul(h.descr.c_str() + 2, nullptr, 10));
+  if (chars > 16 || (bytes.size() - h.data_at) < chars * (wide ? 4 : 1)) bad(name, "holds no short string");
+  std::string out;
+  for (std::size_t c = 0; c < chars; ++c) {
+    const std::uint32_t code = wide ? load<std::uint32_t>(bytes.data() + h.data_at + 4 * c)
+                                    : static_cast<unsigned char>(bytes[h.data_at + c]);
+    if (code == 0) break;
+    out.push_back(code < 128 ? static_cast<char>(code) : '?');
+  }
+  return out;
+}
+
+/// An index array's entries, each an integer in 0 .. limit - 1.
+void require_indices(const std::vector<double>& v, double limit, const std::string& what, const std::string& name) {
+  for (std::size_t e = 0; e < v.size(); ++e)
+    if (!(v[e] >= 0 && v[e] < limit && v[e] == std::floor(v[e])))
+      bad(name, what + "[" + std::to_string(e) + "] = " + std::to_string(v[e]) + " is not an index in 0 .. " +
+                    std::to_string(static_cast<std::int64_t>(limit) - 1));
+}
+
+}  // namespace
+
+SparseMatrix parse_npz_sparse(const std::string& bytes, const std::string& name) {
+  const ZipArchive zip(bytes, name);
+  const std::string format = npy_string(zip.read("format.npy", 4096), name + ": format.npy");
+  if (format != "csr" && format != "csc")
+    bad(name, "holds a scipy.sparse '" + format + "' matrix; csr and csc are read (convert with .tocsr())");
+  const std::vector<double> shape = npy_vector(zip.read("shape.npy", 4096), name + ": shape.npy");
+  constexpr double kMaxIndex = 2147483647;  // CSR with 32-bit offsets and column indices
+  if (shape.size() != 2 || !(shape[0] >= 0 && shape[1] >= 0 && shape[0] <= kMaxIndex && shape[1] <= kMaxIndex))
+    bad(name, "shape.npy is not two sizes within 32-bit CSR's 2^31 - 1");
+  const bool csr = format == "csr";
+  const double outer = csr ? shape[0] : shape[1], inner = csr ? shape[1] : shape[0];
+  // A member holds at most 8-byte entries of 32-bit CSR, and inflates at most 1032-fold (deflate's largest ratio).
+  const std::size_t limit = static_cast<std::size_t>(
+      std::min<double>(8 * std::min<double>(kMaxIndex, kMaxElements), 1032.0 * static_cast<double>(bytes.size())) + 4096);
+  const std::vector<double> indptr = npy_vector(zip.read("indptr.npy", limit), name + ": indptr.npy");
+  const std::vector<double> indices = npy_vector(zip.read("indices.npy", limit), name + ": indices.npy");
+  const std::vector<double> data = npy_vector(zip.read("data.npy", limit), name + ": data.npy");
+  if (indptr.size() != static_cast<std::size_t>(outer) + 1 || indptr.front() != 0 || indptr.back() != indices.size())
+    bad(name, "indptr.npy is not " + std::to_string(static_cast<std::int64_t>(outer) + 1) +
+                  " offsets from 0 to the " + std::to_string(indices.size()) + " indices");
+  if (data.size() != indices.size())
+    bad(name, "data.npy holds " + std::to_string(data.size()) + " values for " + std::to_string(indices.size()) + " indices");
+  if (indices.size() > kMaxIndex) bad(name, "holds more than 32-bit CSR's 2^31 - 1 entries");
+  require_indices(indices, inner, "indices.npy", name);
+  SparseMatrix m;
+  m.rows = static_cast<std::int64_t>(shape[0]);
+  m.cols = static_cast<std::int64_t>(shape[1]);
+  // Triplets in any order, so that unsorted indices and duplicates (which scipy allows) come out
+  // as CSR's sorted, summed rows; a csc file's column j gives entries (indices[e], j).
+  std::vector<std::int64_t> ij(indices.size());
+  std::vector<double> v(data);
+  for (std::size_t o = 0; o < static_cast<std::size_t>(outer); ++o) {
+    if (!(indptr[o + 1] >= indptr[o] && indptr[o + 1] == std::floor(indptr[o + 1])))
+      bad(name, "indptr.npy[" + std::to_string(o + 1) + "] = " + std::to_string(indptr[o + 1]) +
+                    " is not an offset at or after the one before it");
+    for (auto e = static_cast<std::size_t>(indptr[o]); e < static_cast<std::size_t>(indptr[o + 1]); ++e) {
+      const auto a = static_cast<std::int64_t>(o), b = static_cast<std::int64_t>(indices[e]);
+      ij[e] = csr ? a * m.cols + b : b * m.cols + a;
+    }
+  }
+  compress_rows(ij, v, m);
+  m.source_type = "scipy.sparse " + format + " (.npz), " + std::to_string(indices.size()) + " stored entries";
+  return m;
+}
+
+namespace {
+/// The CSR matrix as a dense one (column-major), within the readers' element cap.
+DenseMatrix densified(const SparseMatrix& s, const std::string& name) {
+  DenseMatrix m;
+  m.rows = s.rows;
+  m.cols = s.cols;
+  m.data.assign(static_cast<std::size_t>(checked_elements(s.rows, s.cols, name)), 0.0f);
+  for (std::int64_t i = 0; i < s.rows; ++i)
+    for (std::int32_t e = s.row_ptr[static_cast<std::size_t>(i)]; e < s.row_ptr[static_cast<std::size_t>(i) + 1]; ++e)
+      m.data[static_cast<std::size_t>(i + s.col_idx[static_cast<std::size_t>(e)] * s.rows)] = s.values[static_cast<std::size_t>(e)];
+  m.source_type = s.source_type;
+  return m;
+}
+
 /// m.data (column-major) := the row-major elements value(e), transposed in blocks of rows that stay in cache.
 template <class Value>
 void transpose_into(DenseMatrix& m, const Value& value) {
@@ -512,9 +696,10 @@ DenseMatrix parse_by_name(const std::string& bytes, const std::string& path, int
   const std::string base = uncompressed_name(path);
   if (ends_with(base, ".npy")) return parse_npy(bytes, path, max_dims);
   if (ends_with(base, ".mtx")) return parse_mtx(bytes, path);
+  if (ends_with(base, ".npz")) return densified(parse_npz_sparse(bytes, path), path);
   if (ends_with(base, ".idx") || ends_with(base, "-ubyte") || base.find("idx") != std::string::npos)
     return parse_idx(bytes, path);
-  bad(path, "unknown format (use .npy, .mtx or .idx / -ubyte, optionally .gz)");
+  bad(path, "unknown format (use .npy, .npz, .mtx or .idx / -ubyte, optionally .gz)");
 }
 }  // namespace
 
@@ -523,6 +708,7 @@ DenseMatrix read_matrix(const std::string& path, int max_dims) { return parse_by
 std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path) {
   const std::string bytes = read_file(path);
   if (ends_with(uncompressed_name(path), ".mtx") && is_mtx_coordinate(bytes)) return parse_mtx_sparse(bytes, path);
+  if (ends_with(uncompressed_name(path), ".npz")) return parse_npz_sparse(bytes, path);
   return parse_by_name(bytes, path, 2);
 }
 

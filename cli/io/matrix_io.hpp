@@ -1,4 +1,4 @@
-// File formats of the randnla tool: NumPy .npy, Matrix Market .mtx, IDX (MNIST-style, optionally
+// File formats of the randnla tool: NumPy .npy, scipy.sparse .npz, Matrix Market .mtx, IDX (MNIST-style, optionally
 // gzip-compressed) and .npy output. Parsers work on bytes in memory (so they can be fuzzed) and
 // throw randnla::InvalidArgument naming the file and the problem; nothing here knows Kokkos.
 #pragma once
@@ -87,13 +87,19 @@ bool is_mtx_coordinate(const std::string& bytes);
 /// repeated positions summed), checked as parse_mtx checks it; refused when it is an array file or
 /// exceeds 32-bit CSR (2^31 - 1 rows, columns or entries with mirrors).
 SparseMatrix parse_mtx_sparse(const std::string& bytes, const std::string& name);
+/// A scipy.sparse.save_npz file (a zip archive of format, shape, indptr, indices and data .npy
+/// members, stored or deflated, each CRC-checked; read by libzip) holding a csr or csc matrix, as
+/// CSR: unsorted indices sorted and repeated positions summed, values (any int or float dtype)
+/// rounded to FP32. Refused, naming the member: another format, offsets or indices out of range
+/// or not integers, lengths that disagree, more than 32-bit CSR holds.
+SparseMatrix parse_npz_sparse(const std::string& bytes, const std::string& name);
 /// IDX: a 1-D file is n x 1, 2-D n x m, 3-D or more n x (product of the rest): one row per item.
 DenseMatrix parse_idx(const std::string& bytes, const std::string& name);
-/// By extension (.npy, .mtx, .idx/-ubyte, optionally .gz), after read_file; a .npy of up to
-/// `max_dims` dimensions (2: a matrix only).
+/// By extension (.npy, .npz, .mtx, .idx/-ubyte, optionally .gz), after read_file; a .npy of up to
+/// `max_dims` dimensions (2: a matrix only); a sparse .mtx or .npz densified.
 DenseMatrix read_matrix(const std::string& path, int max_dims = 2);
-/// As read_matrix, except that a coordinate Matrix Market file (.mtx, optionally .gz) stays sparse:
-/// CSR as parse_mtx_sparse reads it.
+/// As read_matrix, except that a coordinate Matrix Market file (.mtx, optionally .gz) and a
+/// scipy.sparse .npz stay sparse: CSR as parse_mtx_sparse and parse_npz_sparse read them.
 std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path);
 
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).

@@ -2,14 +2,14 @@
 # seed corpus, from a fixed random seed; any crash, leak, sanitizer report, hang (> 5 s per input)
 # or memory past 2 GiB fails the test. gzip: the decompressor, then every reader on its output.
 # Longer runs: the same command with -DSECONDS=3600 (see README).
-set(fuzzers npy mtx idx gzip)
+set(fuzzers npy mtx idx gzip npz)
 find_program(CLANGXX NAMES clang++-14 clang++ REQUIRED)
 file(MAKE_DIRECTORY "${WORK_DIR}")
 foreach(f IN LISTS fuzzers)
   execute_process(COMMAND ${CLANGXX} -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
                           -DRANDNLA_IO_MAX_ELEMENTS=16777216
                           -I${SOURCE_DIR}/cli -I${SOURCE_DIR}/core ${SOURCE_DIR}/unit_tests/fuzz/fuzz_${f}.cpp
-                          ${SOURCE_DIR}/cli/io/matrix_io.cpp -lz -o ${WORK_DIR}/fuzz_${f}
+                          ${SOURCE_DIR}/cli/io/matrix_io.cpp -lz -lzip -o ${WORK_DIR}/fuzz_${f}
                   RESULT_VARIABLE rc)
   if(rc)
     message(FATAL_ERROR "building fuzz_${f} failed")

@@ -38,8 +38,9 @@ class Randnla(CMakePackage, CudaPackage):
     depends_on("mpi", when="+mpi")
     depends_on("nccl", when="+nccl")
     conflicts("+nccl", when="~cuda", msg="NCCL moves GPU data: +nccl needs +cuda")
-    for _dep in ("zlib-api", "nlohmann-json@3:", "cli11", "plplot"):
+    for _dep in ("zlib-api", "libzip", "nlohmann-json@3:", "cli11", "plplot"):
         depends_on(_dep, when="+tool")
+    depends_on("pkgconfig", type="build", when="+tool")  # libzip and PLplot are found by pkg-config
 
     # +cuda is randnla's Tensor Core backend, a module the library loads at run time; it needs no
     # CUDA-enabled Kokkos (with a Serial or OpenMP Kokkos the views live on the host and the module
