@@ -572,7 +572,7 @@ SparseMatrix parse_npz_sparse(const std::string& bytes, const std::string& name)
       std::min<double>(8 * std::min<double>(kMaxIndex, kMaxElements), 1032.0 * static_cast<double>(bytes.size())) + 4096);
   const std::vector<double> indptr = npy_vector(zip.read("indptr.npy", limit), name + ": indptr.npy");
   const std::vector<double> indices = npy_vector(zip.read("indices.npy", limit), name + ": indices.npy");
-  const std::vector<double> data = npy_vector(zip.read("data.npy", limit), name + ": data.npy");
+  std::vector<double> data = npy_vector(zip.read("data.npy", limit), name + ": data.npy");
   if (indptr.size() != static_cast<std::size_t>(outer) + 1 || indptr.front() != 0 || indptr.back() != indices.size())
     bad(name, "indptr.npy is not " + std::to_string(static_cast<std::int64_t>(outer) + 1) +
                   " offsets from 0 to the " + std::to_string(indices.size()) + " indices");
@@ -586,7 +586,6 @@ SparseMatrix parse_npz_sparse(const std::string& bytes, const std::string& name)
   // Triplets in any order, so that unsorted indices and duplicates (which scipy allows) come out
   // as CSR's sorted, summed rows; a csc file's column j gives entries (indices[e], j).
   std::vector<std::int64_t> ij(indices.size());
-  std::vector<double> v(data);
   for (std::size_t o = 0; o < static_cast<std::size_t>(outer); ++o) {
     if (!(indptr[o + 1] >= indptr[o] && indptr[o + 1] == std::floor(indptr[o + 1])))
       bad(name, "indptr.npy[" + std::to_string(o + 1) + "] = " + std::to_string(indptr[o + 1]) +
@@ -596,7 +595,7 @@ SparseMatrix parse_npz_sparse(const std::string& bytes, const std::string& name)
       ij[e] = csr ? a * m.cols + b : b * m.cols + a;
     }
   }
-  compress_rows(ij, v, m);
+  compress_rows(ij, data, m);
   m.source_type = "scipy.sparse " + format + " (.npz), " + std::to_string(indices.size()) + " stored entries";
   return m;
 }
