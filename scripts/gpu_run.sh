@@ -93,13 +93,27 @@ if [ "$what" = distributed ]; then
   exit $status
 fi
 if [ "$what" != bench ]; then
+  # The test binaries of both configurations side by side on the one GPU (RANDNLA_TEST_JOBS at a
+  # time), test_gpu in RANDNLA_TEST_SHARDS gtest shards: run one after another they take longer than
+  # the device tool's 10 minutes a call, and their FP64 host references leave the GPU mostly idle.
+  max_jobs=${RANDNLA_TEST_JOBS:-6} shards=${RANDNLA_TEST_SHARDS:-4} runs=()
   for t in .device/bin-debian/test_* .device/bin-kokkos-cuda/test_*; do
     [ -x "$t" ] || continue
     [ "$(basename "$t")" = test_distributed ] && continue  # under mpirun: scripts/gpu_run.sh distributed
-    name=$(basename "$(dirname "$t")")-$(basename "$t")
-    if "$t" --gtest_brief=1 > "$logs/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
-    echo "$r $name $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$name.log" | tr '\n' ' ')"
-    [ $r = FAIL ] && tail -40 "$logs/$name.log"
+    name=$(basename "$(dirname "$t")")-$(basename "$t") n=1
+    [ "$(basename "$t")" = test_gpu ] && n=$shards
+    for shard in $(seq 0 $((n - 1))); do
+      [ "$n" -gt 1 ] && run=$name-shard$shard || run=$name
+      while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do wait -n; done
+      (GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$shard "$t" --gtest_brief=1 > "$logs/$run.log" 2>&1; echo $? > "$logs/$run.rc") &
+      runs+=("$run")
+    done
+  done
+  wait
+  for run in "${runs[@]}"; do
+    if [ "$(cat "$logs/$run.rc")" = 0 ]; then r=PASS; else r=FAIL; status=1; fi
+    echo "$r $run $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$logs/$run.log" | tr '\n' ' ')"
+    [ $r = FAIL ] && tail -40 "$logs/$run.log"
   done
   # The install, moved here from where it was built and installed: its consumer must load the
   # CUDA module from it, and its tool must run on the GPU.
