@@ -9,6 +9,7 @@
 // scikit-learn's TruncatedSVD on the host).
 // Usage: bench_sparse_rsvd [--backend cuda|host] [--laplacian N] [--mtx PATH] [--ranks 64,256]
 //        [--reps R] [--no-pca] [--sketches gaussian,sparse-sign]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,12 +92,19 @@ void run(Backend& b, const std::string& name, const io::SparseMatrix& host, cons
                     to_string(sketch), e.what());
         continue;
       }
+      r = RsvdResult();
+      const std::size_t before = b.memory_use().bytes;
+      b.reset_peak_memory();
+      r = rsvd(b, a.view, k, o);
+      const double block = 4.0 * static_cast<double>(std::max(host.rows, host.cols)) * static_cast<double>(k + o.oversampling);
+      const double peak_blocks = static_cast<double>(b.memory_use().peak_bytes - before) / block;
       const double err = relative_error(b, a.view, r.U, r.S, r.V);
       std::printf("randnla rsvd  matrix=%s m=%lld n=%lld nnz=%lld k=%lld l=%lld q=2 sketch=%s ms=%.2f rel_err=%.6e\n"
-                  "  sketch: %s\n  phases: %s\n",
+                  "  sketch: %s\n  phases: %s\n  peak working memory: %.2f GiB, %.2f blocks of max(m, n) x l floats\n",
                   name.c_str(), static_cast<long long>(host.rows), static_cast<long long>(host.cols),
                   static_cast<long long>(nnz), static_cast<long long>(k), static_cast<long long>(k + o.oversampling),
-                  to_string(sketch), ms, err, r.report.sketch_kernel.c_str(), r.report.phases.to_string().c_str());
+                  to_string(sketch), ms, err, r.report.sketch_kernel.c_str(), r.report.phases.to_string().c_str(),
+                  peak_blocks * block / (1 << 30), peak_blocks);
       std::fflush(stdout);
     }
     if (!with_pca) continue;

@@ -315,5 +315,39 @@ TEST(SvdThroughGram, MatchesLapackOnGradedAndRankDeficientMatrices) {
   }
 }
 
+// A V of a large A formed in A's FP64 copy a block of rows at a time (140000 x 240 in FP64 is
+// above svd_through_gram's 256 MiB a block: two blocks, the second of 190 rows), checked against
+// the exact SVD of A = C V^T: C's columns of disjoint supports (rows i = j mod n) and norms sigma_j,
+// so U = C diag(sigma)^-1; V orthogonal. Rows of U from either block that are wrong show in U.
+TEST(SvdThroughGram, LargeAVFormedInBlocksOfRowsMatchesTheExactSvd) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 140000, n = 240;
+  std::vector<double> sigma(n), ones(n, 1.0);
+  for (index_t j = 0; j < n; ++j) sigma[j] = 1.0 - 0.9 * static_cast<double>(j) / n;
+  const auto v_exact = test::matrix_with_spectrum(n, n, ones, 23);
+  std::vector<double> support(n, 0.0);
+  for (index_t i = 0; i < m; ++i) support[i % n] += 1.0;
+  test::HostMatrix<float> a(m, n);
+  test::HostMatrix<double> u_exact(m, n);
+  for (index_t i = 0; i < m; ++i) {
+    const index_t j = i % n;
+    u_exact(i, j) = 1.0 / std::sqrt(support[j]);
+    for (index_t c = 0; c < n; ++c) a(i, c) = static_cast<float>(sigma[j] * u_exact(i, j) * v_exact(c, j));
+  }
+  Matrix<float> u(*b, m, n), s(*b, n, 1), v(*b, n, n);
+  svd_through_gram(*b, a.cview(), u.view(), s.view(), v.view());
+  for (index_t j = 0; j < n; ++j) {
+    EXPECT_NEAR(s.data()[j], sigma[j], 1e-5) << j;
+    double along = 0, u_error = 0, v_along = 0, v_error = 0;
+    for (index_t i = j; i < m; i += n) along += u.view()(i, j) * u_exact(i, j);
+    for (index_t c = 0; c < n; ++c) v_along += v.view()(c, j) * v_exact(c, j);
+    const double sign = along < 0 ? -1.0 : 1.0, v_sign = v_along < 0 ? -1.0 : 1.0;
+    for (index_t i = 0; i < m; ++i) u_error += std::pow(u.view()(i, j) - sign * u_exact(i, j), 2);
+    for (index_t c = 0; c < n; ++c) v_error += std::pow(v.view()(c, j) - v_sign * v_exact(c, j), 2);
+    EXPECT_LT(std::sqrt(u_error), 1e-3) << "column " << j;
+    EXPECT_LT(std::sqrt(v_error), 1e-3) << "column " << j;
+  }
+}
+
 }  // namespace
 }  // namespace randnla

@@ -41,6 +41,38 @@ void make_diagonal_positive(Backend& b, MatrixView<const double> av, MatrixView<
   b.scale_columns(sg, u);
 }
 
+/// The rows of A V formed at a time where A V is formed over A's FP64 copy: all of them (one product
+/// into a second m x n matrix) up to 256 MiB, else blocks of rows of 256 MiB at most.
+index_t rows_per_block(index_t m, index_t n) {
+  constexpr double kBlockBytes = 256.0 * (1 << 20);
+  const double row_bytes = 8.0 * static_cast<double>(std::max<index_t>(n, 1));
+  return std::max<index_t>(1, std::min<index_t>(m, static_cast<index_t>(kBlockBytes / row_bytes)));
+}
+
+/// A V (FP64, m x n) with V := the eigenvectors of G = A^T A in `g` and w := its eigenvalues
+/// (descending). A large A V is formed in A's FP64 copy a block of rows at a time: with its
+/// orthonormalisation (up to one more m x n FP64 matrix), it is the peak of an RSVD of a large
+/// sparse matrix (n = l; 30 GB each at 14.3M x 266), which a second copy would raise by a third.
+Matrix<double> times_gram_eigenvectors(Backend& b, MatrixView<const float> a, Matrix<double>& g, Matrix<double>& w) {
+  const index_t m = a.rows(), n = a.cols(), rows = rows_per_block(m, n);
+  Matrix<double> ad(b, m, n, "A");
+  b.convert(a, ad.view());
+  b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
+  b.symmetric_eig(g, w);
+  Matrix<double> block(b, rows, n, rows == m ? "AV" : "AV, a block of rows");
+  if (rows == m) {
+    b.product(Op::N, Op::N, 1.0, ad, g, 0.0, block);
+    return block;
+  }
+  for (index_t i0 = 0; i0 < m; i0 += rows) {
+    const index_t r = std::min(rows, m - i0);
+    const MatrixView<double> part = block.view().block(0, 0, r, n), rows_of_ad = ad.view().block(i0, 0, r, n);
+    b.product(Op::N, Op::N, 1.0, MatrixView<const double>(rows_of_ad), g, 0.0, part);
+    b.copy(MatrixView<const double>(part), rows_of_ad);
+  }
+  return ad;
+}
+
 }  // namespace
 
 Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s,
@@ -51,11 +83,8 @@ Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixVi
   require_shape(s, n, 1, "s");
   require_shape(v, n, n, "V");
   if (n == 0) return Orthonormalizer::Auto;
-  Matrix<double> ad(b, m, n, "A"), g(b, n, n, "G"), w(b, n, 1, "w"), av(b, m, n, "AV");
-  b.convert(a, ad.view());
-  b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
-  b.symmetric_eig(g, w);
-  b.product(Op::N, Op::N, 1.0, ad, g, 0.0, av);
+  Matrix<double> g(b, n, n, "G"), w(b, n, 1, "w");
+  const Matrix<double> av = times_gram_eigenvectors(b, a, g, w);
   b.convert(g.view(), v);
   singular_values(b, w, s);
   const Orthonormalizer used = orthonormalize(b, MatrixView<const double>(av.view()), u, Orthonormalizer::Auto);
