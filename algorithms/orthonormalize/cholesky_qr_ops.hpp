@@ -87,8 +87,7 @@ class CholeskyQrOps {
   /// the Gram matrix of split_preferred's CholeskyQR: Y m x n FP32, G n x n FP32 (not overlapping
   /// Y), as Backend::product's ProductPrecision::split_in(TensorCore::Auto) would give it (TCEC,
   /// Ootomo & Yokota 2022; FP16 or TF32 by Y's exponent range), at about the Tensor Core work of
-  /// that triangle alone, or by the backend's FP32 product where that is as accurate and faster
-  /// (a thin Y). G's strict upper triangle is unspecified on return. Where split_preferred.
+  /// that triangle alone. G's strict upper triangle is unspecified on return. Where split_preferred.
   void split_gram(MatrixView<const float> y, MatrixView<float> g) {
     require_space(y, space_, "Y"), require_space(g, space_, "G");
     require_shape(g, y.cols(), y.cols(), "G");
@@ -97,8 +96,7 @@ class CholeskyQrOps {
   /// Q := Y R as an FP32-accurate split product (as split_gram's), the product of
   /// split_preferred's CholeskyQR: Y m x n FP32, R n x n FP32 upper triangular, its strict lower
   /// triangle zero (as inverse_cholesky_factor leaves R^{-1}: the product relies on it), Q m x n
-  /// FP32 (not overlapping Y), at about the Tensor Core work of R's nonzero tiles (or, as
-  /// split_gram, the backend's FP32 product).
+  /// FP32 (not overlapping Y), at about the Tensor Core work of R's nonzero tiles.
   void split_multiply_upper_triangular(MatrixView<const float> y, MatrixView<const float> r, MatrixView<float> q) {
     require_space(y, space_, "Y"), require_space(r, space_, "R"), require_space(q, space_, "Q");
     require_shape(r, y.cols(), y.cols(), "R");

@@ -250,9 +250,8 @@ double frobenius_orthogonality_loss(const test::HostMatrix<float>& q) {
 TEST(Gpu, AutoTensorCoreCholeskyQrKeepsFp32Orthogonality) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
-  // Y's columns 16-byte aligned, and not (the passes read a copy); a thin Y whose products are
-  // cuBLAS's FP32 ones, at WordNet's height.
-  for (const auto& [m, l] : std::vector<std::pair<index_t, index_t>>{{8192, 300}, {8193, 300}, {117659, 74}})
+  const index_t l = 300;
+  for (index_t m : {8192, 8193})  // Y's columns 16-byte aligned, and not (the passes read a copy)
   for (double cond : {1.0, 1e2, 1e4, 1e6}) {
     ASSERT_TRUE(dev->ops<CholeskyQrOps>().split_preferred(m, l));
     std::vector<double> sigma(static_cast<std::size_t>(l));

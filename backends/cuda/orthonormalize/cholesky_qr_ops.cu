@@ -34,11 +34,6 @@ void launch_convert_scaled(MatrixView<const double> src, MatrixView<const double
 
 namespace {
 
-/// The widest Y whose split_gram and split_multiply_upper_triangular run as cuBLAS's FP32 products:
-/// at such thin shapes they are bound by Y's memory traffic, which the split product's packing and
-/// exponent statistics add to (bench_dense_parts splitqr and cholqr, perf_tests/results/bench_qr.md).
-constexpr index_t kFp32ProductMaxColumns = 128;
-
 class CholeskyQrKernels final : public CholeskyQrOps {
  public:
   CholeskyQrKernels(int device, cudaStream_t stream, cublasHandle_t blas, TcWorkspace& products)
@@ -65,7 +60,7 @@ class CholeskyQrKernels final : public CholeskyQrOps {
   }
   bool split_streams_in_place(MatrixView<const float> y) const override {
     const DeviceScope scope(device_);
-    return y.cols() <= kFp32ProductMaxColumns || !choose_wgmma() || tc_gemm_streams_in_place(y.data(), y.ld());
+    return !choose_wgmma() || tc_gemm_streams_in_place(y.data(), y.ld());
   }
   index_t orthogonality_probe_workspace(index_t /*m*/, index_t n, index_t s) const override {
     const DeviceScope scope(device_);
@@ -96,34 +91,16 @@ class CholeskyQrKernels final : public CholeskyQrOps {
     cuda::queue_inverse_cholesky_factor(g, rinv, work.data(), static_cast<int*>(slot->device_data), stream_);
     return reader<int>(slot);
   }
-  /// cuBLAS's FP32 SSYRK up to kFp32ProductMaxColumns columns (as accurate as the split product,
-  /// and faster where Y is thin), else the Tensor Core product's tiles on or below the diagonal
-  /// alone: 10 of 16 at n = 512.
+  /// The Tensor Core product's tiles on or below the diagonal alone: 10 of 16 at n = 512.
   void do_split_gram(MatrixView<const float> y, MatrixView<float> g) override {
     const DeviceScope scope(device_);
-    if (y.cols() <= kFp32ProductMaxColumns) {
-      const float one = 1.0f, zero = 0.0f;
-      RANDNLA_CUDA(cublasSsyrk(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, blas_int(y.cols(), "Y.cols"),
-                               blas_int(y.rows(), "Y.rows"), &one, y.data(), blas_int(y.ld(), "Y.ld"), &zero, g.data(),
-                               blas_int(g.ld(), "G.ld")));
-      return;
-    }
     const TcOperand yt{y.data(), y.rows(), y.cols(), y.ld(), Op::T, false}, yn{y.data(), y.rows(), y.cols(), y.ld()};
     tc_gemm(yt, yn, 1.0f, 0.0f, g, TensorCore::Auto, nullptr, products_, stream_, TcStructure{true, false});
   }
-  /// cuBLAS's FP32 STRMM up to kFp32ProductMaxColumns columns, else the Tensor Core product's K for
-  /// C's column tile J up to J's last column: 5/8 of the work at n = 512.
+  /// The Tensor Core product's K for C's column tile J up to J's last column: 5/8 of the work at n = 512.
   void do_split_multiply_upper_triangular(MatrixView<const float> y, MatrixView<const float> r,
                                           MatrixView<float> q) override {
     const DeviceScope scope(device_);
-    if (y.cols() <= kFp32ProductMaxColumns) {
-      const float one = 1.0f;
-      RANDNLA_CUDA(cublasStrmm(blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                               blas_int(y.rows(), "Y.rows"), blas_int(y.cols(), "Y.cols"), &one, r.data(),
-                               blas_int(r.ld(), "R.ld"), y.data(), blas_int(y.ld(), "Y.ld"), q.data(),
-                               blas_int(q.ld(), "Q.ld")));
-      return;
-    }
     const TcOperand yn{y.data(), y.rows(), y.cols(), y.ld()}, rn{r.data(), r.rows(), r.cols(), r.ld()};
     tc_gemm(yn, rn, 1.0f, 0.0f, q, TensorCore::Auto, nullptr, products_, stream_, TcStructure{false, true});
   }
