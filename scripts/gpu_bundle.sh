@@ -112,8 +112,10 @@ done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 git rev-parse --short HEAD > "$out/commit"
 strip --strip-unneeded "$out"/bin-*/* "$out"/lib/* "$out"/install/bin/* "$out"/install/lib/*.so 2>/dev/null || true
-# The working tree that travels is limited to 64 MiB: send one archive, xz-compressed.
+# The working tree that travels is limited to 64 MiB: send one archive, xz-compressed with a 64 MiB
+# dictionary, which finds the CUDA kernels the two configurations' binaries share (44 MB with a
+# baseline, against 64 MB with xz -6's 8 MiB).
 mkdir -p .device-carry
 rm -f .device-carry/bundle.tar.*
-XZ_OPT="-6 -T0" tar -C "$out" -cJf .device-carry/bundle.tar.xz .
+XZ_OPT="-9e -T0" tar -C "$out" -cJf .device-carry/bundle.tar.xz .
 du -sh .device-carry/bundle.tar.xz

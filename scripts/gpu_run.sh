@@ -94,9 +94,10 @@ if [ "$what" = distributed ]; then
 fi
 if [ "$what" != bench ]; then
   # The test binaries of both configurations side by side on the one GPU (RANDNLA_TEST_JOBS at a
-  # time), test_gpu in RANDNLA_TEST_SHARDS gtest shards: run one after another they take longer than
-  # the device tool's 10 minutes a call, and their FP64 host references leave the GPU mostly idle.
-  max_jobs=${RANDNLA_TEST_JOBS:-6} shards=${RANDNLA_TEST_SHARDS:-4} runs=()
+  # time), test_gpu in RANDNLA_TEST_SHARDS gtest shards: one after another they take longer than the
+  # device tool's 10 minutes a call, and their FP64 host references leave the GPU mostly idle (in 4
+  # shards, 6 at a time, the longest shard took 227 s on the H100).
+  max_jobs=${RANDNLA_TEST_JOBS:-8} shards=${RANDNLA_TEST_SHARDS:-6} runs=()
   for t in .device/bin-debian/test_* .device/bin-kokkos-cuda/test_*; do
     [ -x "$t" ] || continue
     [ "$(basename "$t")" = test_distributed ] && continue  # under mpirun: scripts/gpu_run.sh distributed
