@@ -349,5 +349,28 @@ TEST(SvdThroughGram, LargeAVFormedInBlocksOfRowsMatchesTheExactSvd) {
   }
 }
 
+// A given up (moved in) is released once its FP64 copy is made: the same U, s and V bit for bit as
+// from a view of it, at a peak of the library's memory lower by A's m n floats.
+TEST(SvdThroughGram, AGivenUpIsReleasedBeforeAVIsFormed) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 20000, n = 64;
+  const auto a = test::random_matrix(m, n, test::Elements::Normal, 29);
+  const auto peak_of = [&](auto&& run) {
+    const std::size_t before = b->memory_use().bytes;
+    b->reset_peak_memory();
+    run();
+    return b->memory_use().peak_bytes - before;
+  };
+  Matrix<float> u(*b, m, n), s(*b, n, 1), v(*b, n, n), u2(*b, m, n), s2(*b, n, 1), v2(*b, n, n);
+  const std::size_t from_view = peak_of([&] { svd_through_gram(*b, a.cview(), u.view(), s.view(), v.view()); });
+  Matrix<float> given(*b, m, n);
+  b->copy(a.cview(), given.view());
+  const std::size_t given_up = peak_of([&] { svd_through_gram(*b, std::move(given), u2.view(), s2.view(), v2.view()); });
+  EXPECT_LE(given_up + static_cast<std::size_t>(m * n) * sizeof(float), from_view);
+  for (const auto& [x, y] : {std::pair{&u, &u2}, {&s, &s2}, {&v, &v2}})
+    for (index_t j = 0; j < x->cols(); ++j)
+      for (index_t i = 0; i < x->rows(); ++i) ASSERT_EQ(x->view()(i, j), y->view()(i, j)) << i << ", " << j;
+}
+
 }  // namespace
 }  // namespace randnla

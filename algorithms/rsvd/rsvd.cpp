@@ -16,14 +16,14 @@ namespace {
 /// SVD of B = Bt^T (l x n, given as Bt, n x l): B = Uhat diag(s) V^T with Uhat l x l, V n x l.
 /// Gram (and Auto): Bt = V diag(s) Uhat^T by svd_through_gram. Otherwise Bt = Q2 R,
 /// R = Ur diag(s) Vr^T (Backend::svd), so V = Q2 Ur and Uhat = Vr.
-void svd_of_wide(Backend& b, MatrixView<const float> bt, SmallSvd method, Matrix<float>& uhat, Matrix<float>& s,
-                 Matrix<float>& v, RsvdReport& report) {
+void svd_of_wide(Backend& b, Matrix<float> bt, SmallSvd method, Matrix<float>& uhat, Matrix<float>& s, Matrix<float>& v,
+                 RsvdReport& report) {
   const index_t n = bt.rows(), l = bt.cols();
   uhat = Matrix<float>(b, l, l, "Uhat");
   s = Matrix<float>(b, l, 1, "S");
   v = Matrix<float>(b, n, l, "V");
   if (method == SmallSvd::Gram || method == SmallSvd::Auto) {
-    report.orthonormalizers.push_back(to_string(svd_through_gram(b, bt, v, s, uhat)));
+    report.orthonormalizers.push_back(to_string(svd_through_gram(b, std::move(bt), v, s, uhat)));
     return;
   }
   Matrix<float> q2(b, n, l, "Q2");
@@ -85,13 +85,11 @@ void rsvd_of_operator(LinearOperator& a, Products& prod, index_t k, const RangeF
   RangeFinder finder(a, &clock, rep.orthonormalizers);
   const Matrix<float> q = finder.basis(sketch_columns(k, range.oversampling), range, RngState{range.seed, 0},
                                        &rep.sketch_kernel);
+  Matrix<float> bt = a.apply_transpose(q);  // B^T = A^T Q: the orientation the small SVD reads
+  clock.lap("Q^T A");
   Matrix<float> uhat, s, v;
-  {  // B^T goes before U and V are made: at 14.3M x 266 each of them is 15 GB
-    const Matrix<float> bt = a.apply_transpose(q);  // B^T = A^T Q: the orientation the small SVD reads
-    clock.lap("Q^T A");
-    svd_of_wide(b, bt, small_svd, uhat, s, v, rep);
-    clock.lap("small SVD");
-  }
+  svd_of_wide(b, std::move(bt), small_svd, uhat, s, v, rep);  // B^T goes in it: 15 GB at 14.3M x 266
+  clock.lap("small SVD");
   assemble(b, prod, q, uhat, s, v, k, form_u, outputs, res);
   if (form_u) clock.lap("U = Q Uhat");
 }
@@ -163,7 +161,7 @@ void rsvd_fixed_accuracy_of_operator(LinearOperator& a, Products& prod, const Fi
   Matrix<float> bt(b, n, rank, "Bt");
   b.transpose(MatrixView<const float>(bm.view()).block(0, 0, rank, n), bt.view());
   Matrix<float> uhat, s, v;
-  svd_of_wide(b, bt, o.small_svd, uhat, s, v, rep);
+  svd_of_wide(b, std::move(bt), o.small_svd, uhat, s, v, rep);
   clock.lap("small SVD");
   assemble(b, prod, MatrixView<const float>(q.view()).block(0, 0, m, rank), uhat, s, v, rank, /*form_u=*/true, outputs,
            res);

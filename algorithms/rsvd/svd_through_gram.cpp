@@ -50,13 +50,11 @@ index_t rows_per_block(index_t m, index_t n) {
 }
 
 /// A V (FP64, m x n) with V := the eigenvectors of G = A^T A in `g` and w := its eigenvalues
-/// (descending). A large A V is formed in A's FP64 copy a block of rows at a time: with its
-/// orthonormalisation (up to one more m x n FP64 matrix), it is the peak of an RSVD of a large
-/// sparse matrix (n = l; 30 GB each at 14.3M x 266), which a second copy would raise by a third.
-Matrix<double> times_gram_eigenvectors(Backend& b, MatrixView<const float> a, Matrix<double>& g, Matrix<double>& w) {
-  const index_t m = a.rows(), n = a.cols(), rows = rows_per_block(m, n);
-  Matrix<double> ad(b, m, n, "A");
-  b.convert(a, ad.view());
+/// (descending), from A's FP64 copy `ad`. A large A V is formed in `ad` a block of rows at a time:
+/// with its orthonormalisation (up to one more m x n FP64 matrix), it is the peak of an RSVD of a
+/// large sparse matrix (n = l; 30 GB each at 14.3M x 266), which a second copy would raise by a third.
+Matrix<double> times_gram_eigenvectors(Backend& b, Matrix<double> ad, Matrix<double>& g, Matrix<double>& w) {
+  const index_t m = ad.rows(), n = ad.cols(), rows = rows_per_block(m, n);
   b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
   b.symmetric_eig(g, w);
   Matrix<double> block(b, rows, n, rows == m ? "AV" : "AV, a block of rows");
@@ -73,23 +71,50 @@ Matrix<double> times_gram_eigenvectors(Backend& b, MatrixView<const float> a, Ma
   return ad;
 }
 
-}  // namespace
-
-Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s,
-                                 MatrixView<float> v) {
+/// The shapes svd_through_gram takes (A m x n, m >= n; U m x n, s n x 1, V n x n).
+void require_thin_svd_shapes(MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s, MatrixView<float> v) {
   const index_t m = a.rows(), n = a.cols();
   require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n));
   require_shape(u, m, n, "U");
   require_shape(s, n, 1, "s");
   require_shape(v, n, n, "V");
-  if (n == 0) return Orthonormalizer::Auto;
+}
+
+Matrix<double> fp64_copy(Backend& b, MatrixView<const float> a) {
+  Matrix<double> ad(b, a.rows(), a.cols(), "A");
+  b.convert(a, ad.view());
+  return ad;
+}
+
+/// svd_through_gram from A's FP64 copy.
+Orthonormalizer svd_of_fp64_copy(Backend& b, Matrix<double> ad, MatrixView<float> u, MatrixView<float> s,
+                                 MatrixView<float> v) {
+  const index_t n = ad.cols();
   Matrix<double> g(b, n, n, "G"), w(b, n, 1, "w");
-  const Matrix<double> av = times_gram_eigenvectors(b, a, g, w);
+  const Matrix<double> av = times_gram_eigenvectors(b, std::move(ad), g, w);
   b.convert(g.view(), v);
   singular_values(b, w, s);
   const Orthonormalizer used = orthonormalize(b, MatrixView<const double>(av.view()), u, Orthonormalizer::Auto);
   if (used == Orthonormalizer::Householder) make_diagonal_positive(b, av, u);
   return used;
+}
+
+}  // namespace
+
+Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s,
+                                 MatrixView<float> v) {
+  require_thin_svd_shapes(a, u, s, v);
+  if (a.cols() == 0) return Orthonormalizer::Auto;
+  return svd_of_fp64_copy(b, fp64_copy(b, a), u, s, v);
+}
+
+Orthonormalizer svd_through_gram(Backend& b, Matrix<float>&& a, MatrixView<float> u, MatrixView<float> s,
+                                 MatrixView<float> v) {
+  require_thin_svd_shapes(a.view(), u, s, v);
+  if (a.cols() == 0) return Orthonormalizer::Auto;
+  Matrix<double> ad = fp64_copy(b, a.view());
+  a = Matrix<float>();  // the caller's A, given up: released now
+  return svd_of_fp64_copy(b, std::move(ad), u, s, v);
 }
 
 }  // namespace randnla

@@ -3,6 +3,7 @@
 
 #include "randnla/orthonormalize/orthonormalize.hpp"
 #include "randnla/backend.hpp"
+#include "randnla/matrix.hpp"
 
 namespace randnla {
 
@@ -21,6 +22,10 @@ namespace randnla {
 /// Throws InvalidArgument for m < n or mismatched shapes; NumericalBreakdown from the eigensolver.
 /// Returns the orthonormaliser that produced U.
 Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s,
+                                 MatrixView<float> v);
+/// The same, A given up by the caller (moved in): it is released once its FP64 copy is made, one
+/// m x n FP32 matrix off the peak (the RSVD's B^T, whose m is A's n: 15 GB at 14.3M x 266).
+Orthonormalizer svd_through_gram(Backend& b, Matrix<float>&& a, MatrixView<float> u, MatrixView<float> s,
                                  MatrixView<float> v);
 
 }  // namespace randnla
