@@ -174,9 +174,10 @@ TEST(Tsqr, QWrittenOverA) {
   }
 }
 
-// A factored in panels (BCGS2 between them, the tree on each): A = Q R, Q orthonormal, R upper
-// triangular and equal to one Householder QR's R up to the signs of its rows, up to cond(A) 1e15
-// (from 1e8 on, two projections before a single factorisation lost orthogonality: 3.6e-3).
+// A factored in panels (BCGS2 between them: the tree, then FP64 CholeskyQR2 after the second
+// projection): A = Q R, Q orthonormal, R upper triangular and equal to one Householder QR's R up to
+// the signs of its rows, up to cond(A) 1e15 (from 1e8 on, two projections before a single
+// factorisation lost orthogonality: 3.6e-3).
 TEST(Tsqr, PanelsOfAWideMatrix) {
   for (const auto& [name, b] : test::portable_backends())
     for (double cond : {1.0, 1e5, 1e8, 1e12, 1e15}) {
@@ -190,6 +191,7 @@ TEST(Tsqr, PanelsOfAWideMatrix) {
       const TsqrResult r = tsqr(*b, test::to_backend(*b, a), o);
       SCOPED_TRACE(name + " cond " + std::to_string(cond));
       EXPECT_EQ(r.report.panels, 3);
+      EXPECT_EQ(r.report.cholesky_qr2_panels, 2);  // the second factorisations: FP64 CholeskyQR2, no tree
       const auto q = test::to_host(*b, r.Q), rr = test::to_host(*b, r.R);
       EXPECT_LT(factor_error(a, q, rr), 1e-6);
       EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);

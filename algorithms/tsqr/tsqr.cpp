@@ -2,6 +2,7 @@
 #include "randnla/tsqr/tsqr.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,13 +47,112 @@ void project_out(Tree& t, MatrixView<const float> before, MatrixView<float> pane
   t.b.product(Op::N, Op::N, -1.0f, before, c, 1.0f, panel, ProductPrecision::fp32());
 }
 
+/// The w x w upper triangle of `g` (Backend::cholesky's R) with zeros below, through the host.
+Matrix<double> upper_triangle(Backend& b, MatrixView<const double> g) {
+  const index_t w = g.rows();
+  std::vector<double> h(static_cast<std::size_t>(w * w));
+  b.copy(g, MatrixView<double>(h.data(), w, w, w, MemorySpace::Host));
+  for (index_t j = 0; j < w; ++j)
+    for (index_t i = j + 1; i < w; ++i) h[i + j * w] = 0.0;
+  Matrix<double> r(b, w, w, "R");
+  b.copy(MatrixView<const double>(h.data(), w, w, w, MemorySpace::Host), r.view());
+  return r;
+}
+
+/// A panel's rows in FP64 at a time: 8 MiB of them, so that its FP64 arithmetic adds little to the
+/// tree's small working memory.
+class Fp64Rows {
+ public:
+  Fp64Rows(Backend& b, index_t m, index_t w)
+      : b_(b), rows_(std::min(m, std::max<index_t>(1, (8 << 20) / (8 * std::max<index_t>(w, 1))))),
+        chunk_(b, rows_, w, "panel rows in FP64") {}
+  /// G := P^T P with FP64 sums.
+  void gram(MatrixView<const float> p, MatrixView<double> g) {
+    for_rows(p.rows(), [&](index_t i0, MatrixView<double> c) {
+      b_.convert(p.block(i0, 0, c.rows(), p.cols()), c);
+      b_.product(Op::T, Op::N, 1.0, MatrixView<const double>(c), c, i0 == 0 ? 0.0 : 1.0, g);
+    });
+  }
+  /// P := P R^{-1}, R upper triangular.
+  void divide(MatrixView<float> p, MatrixView<const double> r) {
+    for_rows(p.rows(), [&](index_t i0, MatrixView<double> c) {
+      const MatrixView<float> rows = p.block(i0, 0, c.rows(), p.cols());
+      b_.convert(MatrixView<const float>(rows), c);
+      b_.triangular_solve(Side::Right, Op::N, 1.0, r, c);
+      b_.convert(MatrixView<const double>(c), rows);
+    });
+  }
+
+ private:
+  template <class Step>
+  void for_rows(index_t m, Step step) {
+    for (index_t i0 = 0; i0 < m; i0 += rows_) step(i0, chunk_.view().block(0, 0, std::min(rows_, m - i0), chunk_.cols()));
+  }
+  Backend& b_;
+  index_t rows_;
+  Matrix<double> chunk_;
+};
+
+/// ||G - I||_F of a small G, through the host.
+double distance_from_identity(Backend& b, MatrixView<const double> g) {
+  const index_t w = g.rows();
+  std::vector<double> h(static_cast<std::size_t>(w * w));
+  b.copy(g, MatrixView<double>(h.data(), w, w, w, MemorySpace::Host));
+  double sum = 0;
+  for (index_t j = 0; j < w; ++j)
+    for (index_t i = 0; i < w; ++i) sum += std::pow(h[i + j * w] - (i == j ? 1.0 : 0.0), 2);
+  return std::sqrt(sum);
+}
+
+/// BCGS2's second factorisation by CholeskyQR2 with FP64 Gram sums, panel := panel R^{-1} in place,
+/// R accumulated into `r` (w x w, FP64, the identity on entry): the panel there is Q1 less its
+/// rounding-level part in the earlier columns' span, condition number about 1, where two passes
+/// reach FP32 orthogonality at a small part of a tree's work (one tree per panel was 42% of a
+/// 65536 x 512 TSQR on the H100). False where a Cholesky factorisation breaks down or the panel is
+/// not orthonormal to 2^-20 sqrt(w) after the two passes (Q1 lay mostly in that span): the panel is
+/// then `original panel` r^{-1}, for the tree to finish.
+bool cholesky_qr2_in_place(Backend& b, MatrixView<float> panel, Matrix<double>& r) {
+  const index_t w = panel.cols();
+  Fp64Rows rows(b, panel.rows(), w);
+  Matrix<double> g(b, w, w, "G");
+  for (int pass = 0; pass < 2; ++pass) {
+    rows.gram(panel, g.view());
+    if (b.cholesky(g.view()) != 0) return false;
+    rows.divide(panel, g);
+    Matrix<double> product(b, w, w, "R");
+    b.product(Op::N, Op::N, 1.0, MatrixView<const double>(upper_triangle(b, g).view()), r.view(), 0.0, product);
+    r = std::move(product);
+  }
+  rows.gram(panel, g.view());
+  return distance_from_identity(b, g) <= 0x1p-20 * std::sqrt(static_cast<double>(w));
+}
+
+/// Q2 R2 = panel (in place; R2 w x w FP32): cholesky_qr2_in_place, else the tree on what it left.
+void second_factorisation(Tree& t, MatrixView<float> panel, MatrixView<float> r2) {
+  const index_t w = panel.cols();
+  Matrix<double> r(t.b, w, w, "R2");
+  t.b.scale(0.0, r.view());
+  t.b.add_to_diagonal(r.view(), 1.0);
+  if (cholesky_qr2_in_place(t.b, panel, r)) {
+    ++t.report.cholesky_qr2_panels;
+    t.b.convert(MatrixView<const double>(r.view()), r2);
+    return;
+  }
+  Matrix<float> by_tree(t.b, w, w, "R2 of the tree"), applied(t.b, w, w, "R2 of CholeskyQR");
+  tree_qr(t, panel, panel, by_tree.view(), 0);
+  t.b.convert(MatrixView<const double>(r.view()), applied.view());
+  t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(by_tree.view()), applied.view(), 0.0f, r2,
+              ProductPrecision::fp32());
+}
+
 /// A wider than the blocks: panels of `width` columns, in Q's memory (which holds A), each made
 /// orthogonal to the panels before it by BCGS2 (Barlow & Smoktunowicz 2013, Algorithm 2): project
 /// the panel out of the Q before it (S1) and factor it by the tree (Q1 R1), then project Q1 out again
-/// (S2) and factor it once more (Q2 R2). The panel's R is R2 R1 and its coefficients S1 + S2 R1.
-/// The second factorisation acts on the orthonormal Q1, not on the projected panel, whose norm may
-/// be at rounding level: that is what keeps Q orthonormal at condition numbers up to 1/u (two
-/// projections before one factorisation lose it from cond 1e8 in FP32).
+/// (S2) and factor it once more (Q2 R2: second_factorisation). The panel's R is
+/// R2 R1 and its coefficients S1 + S2 R1. The second factorisation acts on the orthonormal Q1, not
+/// on the projected panel, whose norm may be at rounding level: that is what keeps Q orthonormal at
+/// condition numbers up to 1/u (two projections before one factorisation lose it from cond 1e8 in
+/// FP32).
 void panel_qr(Tree& t, MatrixView<float> q, MatrixView<float> r, index_t width) {
   const index_t m = q.rows(), n = q.cols();
   zero(t.b, r);
@@ -68,7 +168,7 @@ void panel_qr(Tree& t, MatrixView<float> q, MatrixView<float> r, index_t width) 
     project_out(t, before, panel, s);
     tree_qr(t, panel, panel, r1.view(), 0);
     project_out(t, before, panel, s2.view());
-    tree_qr(t, panel, panel, r2.view(), 0);
+    second_factorisation(t, panel, r2.view());
     t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(r2.view()), r1.view(), 0.0f, rr, ProductPrecision::fp32());
     t.b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(s2.view()), r1.view(), 1.0f, s, ProductPrecision::fp32());
   }

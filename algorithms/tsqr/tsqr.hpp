@@ -46,6 +46,8 @@ struct TsqrReport {
   int levels = 0;     ///< levels of the tree (1: a single Householder QR)
   index_t leaves = 0; ///< row blocks at the bottom level
   index_t panels = 1;  ///< column panels (more than 1 where A is wider than the backend's blocks)
+  /// Panels whose second BCGS2 factorisation was FP64 CholeskyQR2 (the others after the first: the tree)
+  index_t cholesky_qr2_panels = 0;
   std::string blocks; ///< how the blocks were factored, e.g. "batched on chip" or "one Householder QR per block"
   std::string arithmetic;  ///< to_string(TsqrOptions::arithmetic)
 };
@@ -65,12 +67,16 @@ struct TsqrResult {
 /// shared memory in FP32; elsewhere each block is one LAPACK (or vendor) geqrf + orgqr. A wider
 /// than the CUDA blocks (n > 128) is factored in panels of 128 columns, each orthogonalised
 /// against the ones before it by BCGS2 (Barlow & Smoktunowicz 2013, Algorithm 2: project, factor
-/// by the tree, project the factor's Q, factor again; two trees per panel after the first).
+/// by the tree, project the factor's Q, factor again). The second factorisation, of a panel of
+/// condition number about 1, is CholeskyQR2 with FP64 Gram sums (8 MiB of rows in FP64 at a time),
+/// checked orthonormal to 2^-20 sqrt(128), else the tree (report.cholesky_qr2_panels counts the
+/// first kind).
 /// Backward stable like Householder QR: ||A - Q R|| and ||Q^T Q - I|| are O(u) times a small
 /// factor of the tree's depth (with panels, while cond(A) u stays below 1; FP32 rounding of A
 /// keeps it there in practice: the tests hold 1e-5 up to cond 1e15).
 /// Memory besides A and the outputs: the stacked R factors, m n / leaf_rows x n at the first level
-/// (FP32), less above; with panels and form_q = false, an m x n matrix for them. Throws InvalidArgument for m < n, n = 0, leaf_rows out of range, a q_buffer
+/// (FP32), less above; with panels, 8 MiB for CholeskyQR2, and with form_q = false an m x n matrix
+/// for them. Throws InvalidArgument for m < n, n = 0, leaf_rows out of range, a q_buffer
 /// of another shape or memory space.
 TsqrResult tsqr(Backend& backend, MatrixView<const float> a, const TsqrOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
