@@ -69,7 +69,7 @@ struct TsqrResult {
 /// against the ones before it by BCGS2 (Barlow & Smoktunowicz 2013, Algorithm 2: project, factor
 /// by the tree, project the factor's Q, factor again). The second factorisation, of a panel of
 /// condition number about 1, is CholeskyQR2 with FP64 Gram sums (8 MiB of rows in FP64 at a time),
-/// checked orthonormal to 2^-20 sqrt(128), else the tree (report.cholesky_qr2_panels counts the
+/// checked orthonormal to 2^-20 sqrt(w) (w: its columns), else the tree (report.cholesky_qr2_panels counts the
 /// first kind).
 /// Backward stable like Householder QR: ||A - Q R|| and ||Q^T Q - I|| are O(u) times a small
 /// factor of the tree's depth (with panels, while cond(A) u stays below 1; FP32 rounding of A
