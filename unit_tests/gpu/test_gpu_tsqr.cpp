@@ -176,8 +176,8 @@ TEST(Gpu, BatchedTsqrReportsDeficiencyAndLimits) {
             std::string::npos);
 }
 
-// A wider than the on-chip blocks: panels of 128 columns, BCGS2 between them; A = Q R against FP64,
-// Q orthonormal, R LAPACK's up to row signs.
+// A wider than the on-chip blocks: panels of 128 columns, BCGS2 between them (the second
+// factorisations by FP64 CholeskyQR2); A = Q R against FP64, Q orthonormal, R LAPACK's up to row signs.
 TEST(Gpu, TsqrPanelsBeyondTheBlocksWidth) {
   RANDNLA_REQUIRE_GPU();
   auto dev = make_backend(BackendKind::Cuda);
@@ -187,6 +187,7 @@ TEST(Gpu, TsqrPanelsBeyondTheBlocksWidth) {
   const TsqrResult w = tsqr(*dev, test::to_backend(*dev, a));
   EXPECT_EQ(w.report.blocks, "batched on chip");
   EXPECT_EQ(w.report.panels, 3);
+  EXPECT_EQ(w.report.cholesky_qr2_panels, 2);
   expect_factors_of(*host, a, test::to_host(*dev, w.Q), test::to_host(*dev, w.R));
 }
 
