@@ -47,18 +47,6 @@ void project_out(Tree& t, MatrixView<const float> before, MatrixView<float> pane
   t.b.product(Op::N, Op::N, -1.0f, before, c, 1.0f, panel, ProductPrecision::fp32());
 }
 
-/// The w x w upper triangle of `g` (Backend::cholesky's R) with zeros below, through the host.
-Matrix<double> upper_triangle(Backend& b, MatrixView<const double> g) {
-  const index_t w = g.rows();
-  std::vector<double> h(static_cast<std::size_t>(w * w));
-  b.copy(g, MatrixView<double>(h.data(), w, w, w, MemorySpace::Host));
-  for (index_t j = 0; j < w; ++j)
-    for (index_t i = j + 1; i < w; ++i) h[i + j * w] = 0.0;
-  Matrix<double> r(b, w, w, "R");
-  b.copy(MatrixView<const double>(h.data(), w, w, w, MemorySpace::Host), r.view());
-  return r;
-}
-
 /// A panel's rows in FP64 at a time: 8 MiB of them, so that its FP64 arithmetic adds little to the
 /// tree's small working memory.
 class Fp64Rows {
@@ -93,25 +81,22 @@ class Fp64Rows {
   Matrix<double> chunk_;
 };
 
-/// ||G - I||_F of a small G, through the host.
-double distance_from_identity(Backend& b, MatrixView<const double> g) {
-  const index_t w = g.rows();
-  std::vector<double> h(static_cast<std::size_t>(w * w));
-  b.copy(g, MatrixView<double>(h.data(), w, w, w, MemorySpace::Host));
-  double sum = 0;
-  for (index_t j = 0; j < w; ++j)
-    for (index_t i = 0; i < w; ++i) sum += std::pow(h[i + j * w] - (i == j ? 1.0 : 0.0), 2);
-  return std::sqrt(sum);
+/// The w x w identity in FP64.
+Matrix<double> identity(Backend& b, index_t w, const char* name) {
+  Matrix<double> e(b, w, w, name);
+  b.scale(0.0, e.view());
+  b.add_to_diagonal(e.view(), 1.0);
+  return e;
 }
 
 /// BCGS2's second factorisation by CholeskyQR2 with FP64 Gram sums, panel := panel R^{-1} in place,
-/// R accumulated into `r` (w x w, FP64, the identity on entry): the panel there is Q1 less its
-/// rounding-level part in the earlier columns' span, condition number about 1, where two passes
+/// R^{-1} accumulated into `rinv` (w x w, FP64, the identity on entry): the panel there is Q1 less
+/// its rounding-level part in the earlier columns' span, condition number about 1, where two passes
 /// reach FP32 orthogonality at a small part of a tree's work (one tree per panel was 42% of a
 /// 65536 x 512 TSQR on the H100). False where a Cholesky factorisation breaks down or the panel is
 /// not orthonormal to 2^-20 sqrt(w) after the two passes (Q1 lay mostly in that span): the panel is
-/// then `original panel` r^{-1}, for the tree to finish.
-bool cholesky_qr2_in_place(Backend& b, MatrixView<float> panel, Matrix<double>& r) {
+/// then the original panel times rinv, for the tree to finish.
+bool cholesky_qr2_in_place(Backend& b, MatrixView<float> panel, MatrixView<double> rinv) {
   const index_t w = panel.cols();
   Fp64Rows rows(b, panel.rows(), w);
   Matrix<double> g(b, w, w, "G");
@@ -119,21 +104,20 @@ bool cholesky_qr2_in_place(Backend& b, MatrixView<float> panel, Matrix<double>& 
     rows.gram(panel, g.view());
     if (b.cholesky(g.view()) != 0) return false;
     rows.divide(panel, g);
-    Matrix<double> product(b, w, w, "R");
-    b.product(Op::N, Op::N, 1.0, MatrixView<const double>(upper_triangle(b, g).view()), r.view(), 0.0, product);
-    r = std::move(product);
+    b.triangular_solve(Side::Right, Op::N, 1.0, g, rinv);
   }
   rows.gram(panel, g.view());
-  return distance_from_identity(b, g) <= 0x1p-20 * std::sqrt(static_cast<double>(w));
+  b.add_to_diagonal(g.view(), -1.0);
+  return b.frobenius_norm(MatrixView<const double>(g.view())) <= 0x1p-20 * std::sqrt(static_cast<double>(w));
 }
 
 /// Q2 R2 = panel (in place; R2 w x w FP32): cholesky_qr2_in_place, else the tree on what it left.
 void second_factorisation(Tree& t, MatrixView<float> panel, MatrixView<float> r2) {
   const index_t w = panel.cols();
-  Matrix<double> r(t.b, w, w, "R2");
-  t.b.scale(0.0, r.view());
-  t.b.add_to_diagonal(r.view(), 1.0);
-  if (cholesky_qr2_in_place(t.b, panel, r)) {
+  Matrix<double> rinv = identity(t.b, w, "R2^-1"), r = identity(t.b, w, "R2");
+  const bool orthonormal = cholesky_qr2_in_place(t.b, panel, rinv.view());
+  t.b.triangular_solve(Side::Left, Op::N, 1.0, rinv, r.view());  // R = (R^-1)^-1, both upper triangular
+  if (orthonormal) {
     ++t.report.cholesky_qr2_panels;
     t.b.convert(MatrixView<const double>(r.view()), r2);
     return;
