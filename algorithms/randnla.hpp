@@ -8,10 +8,10 @@
 // or stride(1) = 1) is A^T column-major: rsvd, rsvd_fixed_accuracy, pca, randomized_lra and
 // sparse_sign_projection read it in place, with no copy, by running on A^T and swapping the roles of
 // their results (or, for pca, reading X through its transpose); the distributed RSVDs read a
-// row-major block in place through its transpose, as pca does; the QR
-// factorisations (tsqr, the distributed QRs, orthonormalize) copy it into LayoutLeft first
-// (LAPACK and cuSOLVER factor column-major matrices in place), as they copy a view with neither
-// stride 1. A tensor view for rp_hosvd is read in place in whatever mode order packs it (LayoutRight:
+// row-major block in place through its transpose, as pca does; orthonormalize runs its FP64
+// CholeskyQR chain on Y^T in Y's memory; tsqr and the distributed QRs transpose A into the memory of
+// the Q they return and factor it there (so a row-major A costs no memory beyond a column-major
+// one). A view with neither stride 1 is copied into LayoutLeft first. A tensor view for rp_hosvd is read in place in whatever mode order packs it (LayoutRight:
 // the reverse), and copied otherwise. Every result says how its input was read (`input`).
 // The element type and rank are checked at compile time: another type or rank fails with a
 // static_assert "randnla: ..." as the first error.
@@ -208,12 +208,9 @@ Kokkos::View<typename AView::non_const_data_type, Kokkos::LayoutLeft, typename A
   return copy;
 }
 
-/// Whether an entry can take a row-major A as A^T (swapping the roles of its results), or copies it.
-enum class RowMajor { AsTranspose, Copied };
-
 /// A matrix view as the library reads it: `matrix` is A (column-major), or A^T where `transposed`
-/// (A row-major, the same memory); or, for a view with neither stride 1, or a row-major one where
-/// the entry copies it, a LayoutLeft copy of A (`staged`, in A's memory space). `note` says which.
+/// (A row-major, the same memory); or, for a view with neither stride 1, a LayoutLeft copy of A
+/// (`staged`, in A's memory space). `note` says which.
 template <class AView>
 struct Input {
   MatrixView<typename AView::value_type> matrix;
@@ -223,13 +220,13 @@ struct Input {
 };
 
 template <class Exec, class AView>
-Input<AView> read(const Exec& exec, const AView& a, const std::string& name, RowMajor row_major) {
+Input<AView> read(const Exec& exec, const AView& a, const std::string& name) {
   Input<AView> in;
   const ViewStorage storage = storage_of(a);
   if (storage == ViewStorage::ColumnMajor) {
     in.matrix = view_of(a, name);
     in.note = name + ": column-major, read in place";
-  } else if (storage == ViewStorage::RowMajor && row_major == RowMajor::AsTranspose) {
+  } else if (storage == ViewStorage::RowMajor) {
     in.matrix = transposed_view_of(a, name);
     in.transposed = true;
     in.note = name + ": row-major, read in place as " + name + "^T";
@@ -252,7 +249,7 @@ RsvdViews<typename Exec::memory_space> views_of(const ViewOutputs<Exec>& out, Re
 template <class Exec, class AView>
 RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const AView& a, index_t k, const RsvdOptions& options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
   return views_of(out, randnla::rsvd(*backend, in.matrix, k, options, out.allocator()), in.note, in.transposed);
 }
@@ -261,7 +258,7 @@ template <class Exec, class AView>
 RsvdViews<typename Exec::memory_space> rsvd_fixed_accuracy(const Exec& exec, const AView& a,
                                                            const FixedAccuracyOptions& options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
   return views_of(out, randnla::rsvd_fixed_accuracy(*backend, in.matrix, options, out.allocator()), in.note,
                   in.transposed);
@@ -286,7 +283,7 @@ PcaViews<typename Exec::memory_space> pca_views_of(const ViewOutputs<Exec>& out,
 template <class Exec, class XView>
 PcaViews<typename Exec::memory_space> pca(const Exec& exec, const XView& x, index_t k, const PcaOptions& options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<XView> in = read(exec, x, "X", RowMajor::AsTranspose);
+  const Input<XView> in = read(exec, x, "X");
   auto backend = backend_for(exec);
   PcaResult r = in.transposed ? randnla::pca(*backend, Transposed<const float>{in.matrix}, k, options, out.allocator())
                               : randnla::pca(*backend, in.matrix, k, options, out.allocator());
@@ -297,7 +294,7 @@ template <class Exec, class AView>
 LraViews<typename Exec::memory_space> randomized_lra(const Exec& exec, const AView& a, index_t k,
                                                      const LraOptions& options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
   LraResult r = randnla::randomized_lra(*backend, in.matrix, k, options, out.allocator());
   if (in.transposed) std::swap(r.X, r.Y);  // A^T ~ X Y^T is A ~ Y X^T
@@ -308,7 +305,7 @@ template <class Exec, class AView>
 SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const Exec& exec, const AView& a, index_t k,
                                                                           SparseProjectionOptions options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
+  const Input<AView> in = read(exec, a, "A");
   if (in.transposed)  // A^T holds the same samples, along the other index
     options.layout = options.layout == SampleLayout::Columns ? SampleLayout::Rows : SampleLayout::Columns;
   auto backend = backend_for(exec);
@@ -319,14 +316,17 @@ SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const 
 template <class Exec, class AView>
 TsqrViews<typename Exec::memory_space> tsqr(const Exec& exec, const AView& a, const TsqrOptions& options) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::Copied);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
-  TsqrResult r = randnla::tsqr(*backend, in.matrix, options, out.allocator());
+  TsqrResult r = in.transposed ? randnla::tsqr(*backend, Transposed<const float>{in.matrix}, options, out.allocator())
+                               : randnla::tsqr(*backend, MatrixView<const float>(in.matrix), options, out.allocator());
   TsqrViews<typename Exec::memory_space> v;
   if (options.form_q && options.q_buffer.empty()) v.Q = out.view(r.Q);
   v.R = out.view(r.R);
   v.report = std::move(r.report);
-  v.input = in.note;
+  v.input = !in.transposed     ? in.note
+            : options.form_q ? "A: row-major, transposed into Q's memory and factored there"
+                             : "A: row-major, its rows transposed 8 MiB at a time";
   return v;
 }
 
@@ -397,7 +397,7 @@ template <class Exec, class AView, class Result, class Run>
 RsvdViews<typename Exec::memory_space> distributed_svd(const Exec& exec, const AView& a, DistributedReport* distribution,
                                                        Run run) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::AsTranspose);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
   Result r = in.transposed ? run(*backend, Transposed<const float>{in.matrix}, out.allocator())
                            : run(*backend, MatrixView<const float>(in.matrix), out.allocator());
@@ -407,28 +407,30 @@ RsvdViews<typename Exec::memory_space> distributed_svd(const Exec& exec, const A
 
 /// The Kokkos entry of the distributed QR factorisation `factor`: Q (this rank's rows) and R as
 /// views, the report into `distribution`.
-template <class Exec, class AView>
-TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, Communicator& comm, const AView& a,
-                                                      DistributedQr factor, DistributedReport* distribution) {
+template <class Exec, class AView, class Factor>
+TsqrViews<typename Exec::memory_space> distributed_qr(const Exec& exec, const AView& a, Factor factor,
+                                                      DistributedReport* distribution) {
   const ViewOutputs<Exec> out(exec);
-  const Input<AView> in = read(exec, a, "A", RowMajor::Copied);
+  const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
-  const DistributedQrResult r = factor(*backend, comm, in.matrix, out.allocator());
+  const DistributedQrResult r = in.transposed ? factor(*backend, Transposed<const float>{in.matrix}, out.allocator())
+                                              : factor(*backend, MatrixView<const float>(in.matrix), out.allocator());
   if (distribution) *distribution = r.report;
   TsqrViews<typename Exec::memory_space> v;
   v.Q = out.view(r.Q);
   v.R = out.view(r.R);
   v.report.backend = backend->description();
   v.report.levels = 1;  // the stack of the ranks' R factors above their local QRs
-  v.input = in.note;
+  v.input = in.transposed ? "A: row-major, transposed into Q's memory and factored there" : in.note;
   return v;
 }
 
 template <class Exec, class YView>
 Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer method) {
-  const Input<YView> in = read(exec, y, "Y", RowMajor::Copied);
+  const Input<YView> in = read(exec, y, "Y");
   auto backend = backend_for(exec);
-  const Orthonormalizer used = randnla::orthonormalize(*backend, in.matrix, method);
+  const Orthonormalizer used = in.transposed ? randnla::orthonormalize(*backend, Transposed<float>{in.matrix}, method)
+                                             : randnla::orthonormalize(*backend, in.matrix, method);
   if (in.staged.data()) Kokkos::deep_copy(exec, y, in.staged);
   return used;
 }
@@ -503,9 +505,11 @@ SparseProjectionViews<typename Exec::memory_space> sparse_sign_projection(const 
 }
 
 /// Tall-skinny QR A = Q R by a reduction tree (see tsqr(Backend&, ...)) on `exec`. A column-major A
-/// is read in place; any other (LayoutRight included: the factorisations work on column-major
-/// memory) is copied into a LayoutLeft view in A's memory space first (m n floats; result.input
-/// says so). Another element type or rank fails to compile.
+/// is read in place; a row-major one (LayoutRight, stride(1) = 1) is transposed into the memory of
+/// the Q returned and factored there (R only: 8 MiB of its rows at a time; tsqr(Backend&,
+/// Transposed<const float>, ...)); any other strides are copied into a LayoutLeft view in A's
+/// memory space first (m n floats). result.input says which. Another element type or rank fails to
+/// compile.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> tsqr(const Exec& exec, const AView& a, const TsqrOptions& options = {}) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value) return kokkos_api::tsqr(exec, a, options);
@@ -568,44 +572,54 @@ RsvdViews<typename Exec::memory_space> distributed_rsvd_fixed_accuracy(const Exe
 }
 
 /// A = Q R for A distributed by rows over `comm` (see distributed_tsqr(Backend&, ...)) on `exec`:
-/// Q holds this rank's rows, R is the same on every rank. A column-major block is read in place; any
-/// other (LayoutRight included) is copied into a LayoutLeft view first (result.input says so).
+/// Q holds this rank's rows, R is the same on every rank. A column-major block is read in place; a
+/// row-major one (LayoutRight, stride(1) = 1) is transposed into the memory of this rank's Q and
+/// factored there; any other strides are copied into a LayoutLeft view first (result.input says
+/// which).
 /// Another element type or rank fails to compile.
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_tsqr(const Exec& exec, Communicator& comm, const AView& a,
                                                         DistributedReport* distribution = nullptr) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value)
-    return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_tsqr}, distribution);
+    return kokkos_api::distributed_qr(
+        exec, a, [&](Backend& b, auto m, const MatrixAllocator& o) { return randnla::distributed_tsqr(b, comm, m, o); },
+        distribution);
   else return {};
 }
 
 /// A = Q R for A distributed by rows over `comm` by CholeskyQR2 (see
 /// distributed_cholesky_qr2(Backend&, ...)) on `exec`: Q holds this rank's rows, R is the same on
-/// every rank. Layouts as distributed_tsqr() on views (a non-column-major block is copied).
+/// every rank. Layouts as distributed_tsqr() on views (a row-major block transposed into Q's memory).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_cholesky_qr2(const Exec& exec, Communicator& comm, const AView& a,
                                                                 DistributedReport* distribution = nullptr) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value)
-    return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_cholesky_qr2}, distribution);
+    return kokkos_api::distributed_qr(
+        exec, a, [&](Backend& b, auto m, const MatrixAllocator& o) { return randnla::distributed_cholesky_qr2(b, comm, m, o); },
+        distribution);
   else return {};
 }
 
 /// A = Q R for A distributed by rows over `comm` by the sketch-preconditioned CholeskyQR (see
 /// distributed_rand_cholesky_qr(Backend&, ...)) on `exec`: Q holds this rank's rows, R is the same
-/// on every rank. Layouts as distributed_tsqr() on views (a non-column-major block is copied).
+/// on every rank. Layouts as distributed_tsqr() on views (a row-major block transposed into Q's memory).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
 TsqrViews<typename Exec::memory_space> distributed_rand_cholesky_qr(const Exec& exec, Communicator& comm, const AView& a,
                                                                     DistributedReport* distribution = nullptr) {
   if constexpr (kokkos_api::MatrixInput<Exec, AView>::value)
-    return kokkos_api::distributed_qr(exec, comm, a, DistributedQr{distributed_rand_cholesky_qr}, distribution);
+    return kokkos_api::distributed_qr(
+        exec, a, [&](Backend& b, auto m, const MatrixAllocator& o) { return randnla::distributed_rand_cholesky_qr(b, comm, m, o); },
+        distribution);
   else return {};
 }
 
 /// Y (m x l, m >= l, FP32, not const) := an orthonormal basis of its range, in place, on `exec`;
 /// returns the method that produced it (see orthonormalize(Backend&, ...)). A column-major Y is
-/// orthonormalised in its own memory; any other (LayoutRight included: the factorisations work on
-/// column-major memory) is copied into a LayoutLeft view (m l floats), orthonormalised there and
-/// copied back into Y. Another element type or rank, or a view of const, fails to compile.
+/// orthonormalised in its own memory, and so is a row-major one (LayoutRight, stride(1) = 1: Y^T's
+/// memory; see orthonormalize(Backend&, Transposed<float>, ...): the FP64 CholeskyQR chain with the
+/// products' roles swapped); any other strides are copied into a LayoutLeft view (m l floats),
+/// orthonormalised there and copied back into Y. Another element type or rank, or a view of const,
+/// fails to compile.
 template <class Exec, class YView, class = kokkos_api::IfExecutionSpace<Exec>>
 Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer method = Orthonormalizer::Auto) {
   if constexpr (kokkos_api::MatrixInput<Exec, YView>::value) {

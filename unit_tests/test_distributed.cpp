@@ -311,9 +311,9 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
     for (index_t i = 0; i <= j; ++i) EXPECT_NEAR(std::fabs(r2(i, j)), std::fabs(rt(i, j)), 1e-4 * std::fabs(rt(0, 0)));
 
   // This rank's rows as a LayoutRight view: the RSVDs read it in place through its transpose (the
-  // same Omega, the products with the roles swapped: A's results to rounding); the QRs copy it into
-  // LayoutLeft (the entries say which), so they compute what they computed on the LayoutLeft view,
-  // to the bit.
+  // same Omega, the products with the roles swapped: A's results to rounding); the QRs transpose it
+  // into their Q's memory (the entries say so) and factor that, so they compute what they computed
+  // on the LayoutLeft view, to the bit.
   Kokkos::View<float**, Kokkos::LayoutRight> my_rows("A_i", count, n);
   Kokkos::deep_copy(my_rows, my_view);
   const auto rr = randnla::distributed_rsvd(Kokkos::DefaultExecutionSpace(), comm, my_rows, k);
@@ -336,11 +336,16 @@ TEST(Distributed, KokkosEntryOnEachRanksRows) {
     return std::vector<float>(h.data(), h.data() + h.size());
   };
   const auto tr = randnla::distributed_tsqr(Kokkos::DefaultExecutionSpace(), comm, my_rows);
-  EXPECT_EQ(tr.input, "A: copied to LayoutLeft (strides (" + std::to_string(n) + ", 1))");
+  EXPECT_EQ(tr.input, "A: row-major, transposed into Q's memory and factored there");
   EXPECT_EQ(elements(tr.R), elements(t.R));
-  EXPECT_EQ(elements(randnla::distributed_cholesky_qr2(Kokkos::DefaultExecutionSpace(), comm, my_rows).R), elements(c2.R));
-  EXPECT_EQ(elements(randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_rows).R),
-            elements(c.R));
+  EXPECT_EQ(elements(tr.Q), elements(t.Q));
+  const auto c2r = randnla::distributed_cholesky_qr2(Kokkos::DefaultExecutionSpace(), comm, my_rows);
+  EXPECT_EQ(c2r.input, tr.input);
+  EXPECT_EQ(elements(c2r.R), elements(c2.R));
+  EXPECT_EQ(elements(c2r.Q), elements(c2.Q));
+  const auto cr = randnla::distributed_rand_cholesky_qr(Kokkos::DefaultExecutionSpace(), comm, my_rows);
+  EXPECT_EQ(elements(cr.R), elements(c.R));
+  EXPECT_EQ(elements(cr.Q), elements(c.Q));
 }
 
 // Bad input on one rank: every rank throws InvalidArgument naming it (a hang fails the test by

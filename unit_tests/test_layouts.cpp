@@ -224,14 +224,23 @@ TEST(Layouts, SparseSignProjectionOnEveryLayoutEqualsTheFp64Product) {
   }
 }
 
-// The QR factorisations copy a view that is not column-major (LayoutRight too) and say so.
-TEST(Layouts, TsqrAndOrthonormalizeCopyOtherLayoutsAndSaySo) {
+/// What a QR factorisation's result.input says for a view of `storage`.
+std::string expected_qr_input(ViewStorage storage, const std::string& strides, bool form_q = true) {
+  if (storage != ViewStorage::RowMajor) return expected_input(storage, false, strides);
+  return form_q ? "A: row-major, transposed into Q's memory and factored there"
+                : "A: row-major, its rows transposed 8 MiB at a time";
+}
+
+// The QR factorisations on every layout: a row-major view transposed into Q's memory (tsqr), or
+// orthonormalised in its own memory through its transpose (orthonormalize), others copied; each
+// says which, at the column-major call's accuracy.
+TEST(Layouts, TsqrAndOrthonormalizeOnEveryLayoutAndSaySo) {
   const index_t m = 400, n = 24;
   const test::HostMatrix<float> a = test::random_matrix(m, n, test::Elements::Normal, 8);
   for_each_layout(a, [&](const std::string& name, const auto& view, ViewStorage storage) {
     SCOPED_TRACE(name);
     const auto t = tsqr(Exec(), view);
-    EXPECT_EQ(t.input, expected_input(storage, false, strides(view)));
+    EXPECT_EQ(t.input, expected_qr_input(storage, strides(view)));
     const auto q = test::from_kokkos(t.Q), r = test::from_kokkos(t.R);
     EXPECT_LT(test::relative_error(a, test::reference_gemm(Op::N, Op::N, q, r)), 1e-5);
     EXPECT_LT(test::orthogonality_loss(q.cview()), 1e-5);
@@ -242,6 +251,65 @@ TEST(Layouts, TsqrAndOrthonormalizeCopyOtherLayoutsAndSaySo) {
     EXPECT_LT(test::orthogonality_loss(y.cview()), 1e-5);
     EXPECT_LT(test::span_residual(a, y), 1e-5);
   });
+}
+
+/// max |R_ij| - |R'_ij| over the upper triangle, relative to max |R'_ij|: R factors equal up to
+/// the signs of their rows.
+double r_difference(const test::HostMatrix<float>& r, const test::HostMatrix<float>& ref) {
+  double diff = 0, scale = 0;
+  for (index_t j = 0; j < ref.cols; ++j)
+    for (index_t i = 0; i <= j; ++i)
+      diff = std::max(diff, std::fabs(std::fabs(double(r(i, j))) - std::fabs(double(ref(i, j))))),
+      scale = std::max(scale, std::fabs(double(ref(i, j))));
+  return diff / scale;
+}
+
+// R only of a row-major A taller than one 8 MiB chunk (three chunks of uneven size): the stacked
+// chunks' R factored again equals the column-major call's R up to row signs, to FP32 rounding.
+TEST(Layouts, TsqrROnlyOfARowMajorAStreamsItsRowsInChunks) {
+  const index_t m = 200001, n = 24;  // 8 MiB holds 87381 rows of 24 floats
+  const test::HostMatrix<float> a = test::random_matrix(m, n, test::Elements::Normal, 9);
+  TsqrOptions r_only;
+  r_only.form_q = false;
+  const auto right = stored_as<Right>({m, n}, a.data, {n, 1});
+  const auto left = stored_as<Left>({m, n}, a.data, {1, m});
+  const auto tr = tsqr(Exec(), right.view, r_only), tl = tsqr(Exec(), left.view, r_only);
+  EXPECT_EQ(tr.input, expected_qr_input(ViewStorage::RowMajor, "", false));
+  EXPECT_EQ(tr.Q.extent(0), 0u);
+  EXPECT_GE(tr.report.leaves, 3);
+  EXPECT_GE(tr.report.levels, 2);  // the chunks' trees and the stack above them
+  EXPECT_LT(r_difference(test::from_kokkos(tr.R), test::from_kokkos(tl.R)), 1e-5);
+}
+
+// orthonormalize on a row-major Y runs each method through Y^T and gives the column-major call's Q
+// to FP32 rounding (the same Gram matrices, sketches and fallbacks): a well-conditioned Y for the
+// CholeskyQR and preconditioned methods, Householder and Tsqr (through an m x l buffer), and an
+// ill-conditioned one (cond 1e10) for Auto, which falls back to the shifted CholeskyQR3.
+TEST(Layouts, OrthonormalizeOfARowMajorYMatchesTheColumnMajorCall) {
+  const index_t m = 300, l = 12;
+  const test::HostMatrix<float> normal = test::random_matrix(m, l, test::Elements::Normal, 10);
+  std::vector<double> sigma(static_cast<std::size_t>(l));
+  for (index_t i = 0; i < l; ++i) sigma[i] = std::pow(1e-10, i / (l - 1.0));
+  const test::HostMatrix<float> ill = test::matrix_with_spectrum(m, l, sigma, 11);
+  const auto run = [&](const test::HostMatrix<float>& y, Orthonormalizer method, Orthonormalizer expected) {
+    SCOPED_TRACE(to_string(method));
+    const auto right = stored_as<Right>({m, l}, y.data, {l, 1});
+    const auto left = stored_as<Left>({m, l}, y.data, {1, m});
+    EXPECT_EQ(orthonormalize(Exec(), right.view, method), expected);
+    EXPECT_EQ(orthonormalize(Exec(), left.view, method), expected);
+    const auto qr = test::from_kokkos(right.view), ql = test::from_kokkos(left.view);
+    EXPECT_LT(test::orthogonality_loss(qr.cview()), 1e-5);
+    test::HostMatrix<double> ref(m, l);
+    for (std::size_t e = 0; e < ql.data.size(); ++e) ref.data[e] = ql.data[e];
+    EXPECT_LT(test::relative_error(qr, ref), 1e-4);
+  };
+  run(normal, Orthonormalizer::CholeskyQR2, Orthonormalizer::CholeskyQR2);
+  run(normal, Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::ShiftedCholeskyQR3);
+  run(normal, Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQR);
+  run(normal, Orthonormalizer::RandCholeskyQRSparse, Orthonormalizer::RandCholeskyQRSparse);
+  run(normal, Orthonormalizer::Householder, Orthonormalizer::Householder);
+  run(normal, Orthonormalizer::Tsqr, Orthonormalizer::Tsqr);
+  run(ill, Orthonormalizer::Auto, Orthonormalizer::ShiftedCholeskyQR3);
 }
 
 /// An FP64 tensor (first index fastest) reconstructed from a Tucker result's views, in FP64.

@@ -92,6 +92,17 @@ DistributedQrResult distributed_cholesky_qr2(Backend& backend, Communicator& com
 DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator& comm, MatrixView<const float> a,
                                                  const MatrixAllocator& outputs = nullptr);
 
+/// The three factorisations above for a row-major block A_i (m_i x n), given as A_i^T column-major
+/// (Transposed: a LayoutRight view's memory, n x m_i): A_i is transposed into the memory of this
+/// rank's Q, which the factorisation reads as A (in full, before Q is written), so the call needs
+/// no memory beyond the column-major call's. Results, checks and errors as the column-major call's.
+DistributedQrResult distributed_tsqr(Backend& backend, Communicator& comm, Transposed<const float> a,
+                                     const MatrixAllocator& outputs = nullptr);
+DistributedQrResult distributed_cholesky_qr2(Backend& backend, Communicator& comm, Transposed<const float> a,
+                                             const MatrixAllocator& outputs = nullptr);
+DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator& comm, Transposed<const float> a,
+                                                 const MatrixAllocator& outputs = nullptr);
+
 /// The randomized SVD A ~ U diag(S) V^T of A distributed by rows: this rank's rows of U, S and V
 /// whole (FP32, column-major, the backend's memory).
 struct DistributedRsvdResult {

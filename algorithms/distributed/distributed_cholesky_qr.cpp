@@ -131,7 +131,8 @@ std::pair<std::int64_t, std::int64_t> require_cholesky_qr_arguments(Backend& b, 
   return {offset, total};
 }
 
-/// Q (made by `out`, FP32) and R (FP32, the same on every rank) from the FP64 Q_i and R.
+/// Q (made by `out`, FP32) and R (FP32, the same on every rank) from the FP64 Q_i and R. Called once
+/// A is read in full: `out` may hand back A's own memory as Q (row_major_qr.cpp).
 void write_factors(Backend& b, MatrixView<const double> q, const std::vector<double>& r, const MatrixAllocator& out,
                    DistributedQrResult& res) {
   const index_t n = q.cols();

@@ -33,7 +33,7 @@ DistributedQrResult distributed_tsqr(Backend& b, Communicator& comm, MatrixView<
   const TsqrResult top = tsqr(b, stack);
   clock.lap("QR of the stacked R");
   const MatrixAllocator outputs = out ? out : backend_matrices(b);
-  res.Q = outputs(m, n, "Q");
+  res.Q = outputs(m, n, "Q");  // A is read in full: `out` may hand back A's own memory (row_major_qr.cpp)
   b.product(Op::N, Op::N, 1.0f, MatrixView<const float>(local.Q.view()).block(0, 0, m, n),
             MatrixView<const float>(top.Q.view()).block(me * n, 0, n, n), 0.0f, res.Q, ProductPrecision::fp32());
   res.R = outputs(n, n, "R");

@@ -19,9 +19,21 @@ namespace {
 
 constexpr double kFp32UnitRoundoff = 0x1p-24;
 
-Matrix<double> gram(Backend& b, MatrixView<const double> yd) {
-  Matrix<double> g(b, yd.cols(), yd.cols(), "G");
-  b.product(Op::T, Op::N, 1.0, yd, yd, 0.0, g);
+/// An FP64 panel Y (m x l) where the CholeskyQR chain reads it: column-major, or stored as Y^T
+/// (l x m, column-major: a row-major Y's memory), every product then with the roles swapped
+/// (G = Y^T Y as X X^T, Q^T = R^{-T} X for X = Y^T). Results of the chain keep the orientation.
+struct Panel {
+  MatrixView<const double> stored;
+  bool transposed = false;
+  index_t rows() const { return transposed ? stored.cols() : stored.rows(); }
+  index_t cols() const { return transposed ? stored.rows() : stored.cols(); }
+  Panel holding(MatrixView<const double> next) const { return {next, transposed}; }
+};
+
+Matrix<double> gram(Backend& b, const Panel& y) {
+  Matrix<double> g(b, y.cols(), y.cols(), "G");
+  if (y.transposed) b.product(Op::N, Op::T, 1.0, y.stored, y.stored, 0.0, g);
+  else b.product(Op::T, Op::N, 1.0, y.stored, y.stored, 0.0, g);
   return g;
 }
 
@@ -58,18 +70,29 @@ void householder_q(Backend& b, MatrixView<float> a) {
   b.form_q(a, tau);
 }
 
-/// Y R^{-1}, one triangular product with the inverse Cholesky factor, into a new matrix.
-Matrix<double> multiply_by_inverse_factor(Backend& b, MatrixView<const double> y, MatrixView<const double> rinv) {
-  Matrix<double> q(b, y.rows(), y.cols(), "Q");
-  b.ops<CholeskyQrOps>().multiply_upper_triangular(y, rinv, q.view());
+/// Y R^{-1}, one triangular product with the inverse Cholesky factor, into a new matrix (stored as
+/// Y is; transposed, R^{-T} Y^T as a GEMM: R^{-1}'s strict lower triangle is zero).
+Matrix<double> multiply_by_inverse_factor(Backend& b, const Panel& y, MatrixView<const double> rinv) {
+  Matrix<double> q(b, y.stored.rows(), y.stored.cols(), "Q");
+  if (y.transposed) b.product(Op::T, Op::N, 1.0, rinv, y.stored, 0.0, q.view());
+  else b.ops<CholeskyQrOps>().multiply_upper_triangular(y.stored, rinv, q.view());
   return q;
+}
+
+/// q := Y D rounded to FP32 once (stored as Y is; D = diag(d)).
+void convert_scaled(Backend& b, const Panel& y, MatrixView<const double> d, MatrixView<float> q) {
+  if (!y.transposed) return b.ops<CholeskyQrOps>().convert_scaled(y.stored, d, q);
+  Matrix<double> scaled(b, y.stored.rows(), y.stored.cols(), "D Y^T");
+  b.copy(y.stored, scaled.view());
+  b.scale_rows(d, scaled.view());
+  b.convert(MatrixView<const double>(scaled.view()), q);
 }
 
 /// One CholeskyQR pass on the equilibrated Gram matrix: next := Y R^{-1} with R^{-1} = D R'^{-1},
 /// R'^T R' = D G D (R^T R = G: the factor of a Cholesky that did not see Y's column scaling). With
 /// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass with Q = Y D (Pass::Scaled, D
 /// in d). Y is not written.
-Pass cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& next, Matrix<double>& d,
+Pass cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next, Matrix<double>& d,
                       bool stop_when_orthogonal) {
   Matrix<double> g = gram(b, y);
   b.ops<CholeskyQrOps>().equilibrate(g, d);
@@ -84,9 +107,9 @@ Pass cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& ne
 /// Shifted CholeskyQR's first pass: Fukaya, Kannan, Nakatsukasa, Yamamoto, Yanagisawa (2020),
 /// Eq. (4.2): shift s = 11 (mn + n(n+1)) u ||Y||_2^2, with ||Y||_F >= ||Y||_2 and u the FP64 unit
 /// roundoff. False on a breakdown.
-bool shifted_cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<double>& next) {
+bool shifted_cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next) {
   const double m = static_cast<double>(y.rows()), l = static_cast<double>(y.cols());
-  const double norm = b.frobenius_norm(y);
+  const double norm = b.frobenius_norm(y.stored);
   const double u = std::numeric_limits<double>::epsilon() / 2;
   Matrix<double> g = gram(b, y), rinv(b, y.cols(), y.cols(), "R^-1");
   b.add_to_diagonal(g, 11.0 * (m * l + l * (l + 1)) * u * norm * norm);
@@ -101,12 +124,12 @@ bool shifted_cholesky_qr_pass(Backend& b, MatrixView<const double> y, Matrix<dou
 /// ||Q||_F is finite and at most 2 sqrt(l) (an orthonormal Q has sqrt(l); a larger one is no
 /// basis; a pass that ends in the scaling has ||Q||_F^2 = trace(D G D) within l 2^-24 of l
 /// already). Returns the Cholesky passes run (0: Y's columns were orthogonal), -1 on failure.
-int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, int passes, bool shifted) {
+int cholesky_qr(Backend& b, const Panel& y0, MatrixView<float> q, int passes, bool shifted) {
   Matrix<double> latest, d(b, y0.cols(), 1, "D");
-  MatrixView<const double> y = y0;
+  Panel y = y0;
   if (shifted) {
     if (!shifted_cholesky_qr_pass(b, y, latest)) return -1;
-    y = latest.view();
+    y = y.holding(latest.view());
   }
   const bool adaptive = passes == 0;
   int ran = 0;
@@ -114,28 +137,28 @@ int cholesky_qr(Backend& b, MatrixView<const double> y0, MatrixView<float> q, in
     const Pass pass = cholesky_qr_pass(b, y, latest, d, adaptive);
     if (pass == Pass::Breakdown) return -1;
     if (pass == Pass::Scaled) {
-      b.ops<CholeskyQrOps>().convert_scaled(y, d, q);
+      convert_scaled(b, y, d, q);
       return ran;
     }
-    y = latest.view();
+    y = y.holding(latest.view());
     ++ran;
   }
-  const double norm = b.frobenius_norm(y);
+  const double norm = b.frobenius_norm(y.stored);
   if (!(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return -1;
-  b.convert(y, q);
+  b.convert(y.stored, q);
   return ran;
 }
 
-/// The sketch Omega^T Y ((2l) x l, FP32) of Y (m x l, FP32): Omega Gaussian in FP16, the product
-/// SHGEMM on Tensor Cores; or, `sparse`, S Y with S a sparse sign operator of density min(1, 8 / 2l)
-/// (about 8 non-zeros in each of its m columns: an oblivious subspace embedding; Meng & Mahoney
-/// 2013, Cohen 2016), never stored.
-Matrix<float> sketch_of(Backend& b, MatrixView<const float> y32, index_t s, bool sparse) {
-  const index_t m = y32.rows(), l = y32.cols();
+/// The sketch Omega^T Y ((2l) x l, FP32) of Y (m x l, FP32; stored as Y^T, l x m, where
+/// `transposed`): Omega Gaussian in FP16, the product SHGEMM on Tensor Cores; or, `sparse`, S Y
+/// with S a sparse sign operator of density min(1, 8 / 2l) (about 8 non-zeros in each of its m
+/// columns: an oblivious subspace embedding; Meng & Mahoney 2013, Cohen 2016), never stored.
+Matrix<float> sketch_of(Backend& b, MatrixView<const float> y32, index_t s, bool sparse, bool transposed) {
+  const index_t m = transposed ? y32.cols() : y32.rows(), l = transposed ? y32.rows() : y32.cols();
   Matrix<float> sketch(b, s, l, "Omega^T Y");
   if (sparse) {
     SparseProjectionOptions o;
-    o.layout = SampleLayout::Columns;
+    o.layout = transposed ? SampleLayout::Rows : SampleLayout::Columns;  // the same samples, S and S Y
     o.density = SparseDensity::Given;
     o.density_value = std::min(1.0, 8.0 / static_cast<double>(s));
     o.seed = kPreconditionerSketchSeed;
@@ -144,35 +167,50 @@ Matrix<float> sketch_of(Backend& b, MatrixView<const float> y32, index_t s, bool
   }
   Matrix<float> sketch_t(b, l, s, "Omega^T Y^T");
   const RandomOperator omega({m, s, Distribution::Gaussian}, RngState{kPreconditionerSketchSeed, 0});
-  b.product(Op::T, Op::N, 1.0f, y32, omega.materialize<fp16>(b), 0.0f, sketch_t, ProductPrecision::automatic());
+  b.product(transposed ? Op::N : Op::T, Op::N, 1.0f, y32, omega.materialize<fp16>(b), 0.0f, sketch_t,
+            ProductPrecision::automatic());
   b.transpose(sketch_t, sketch.view());
   return sketch;
 }
 
-/// Z := Y R0^{-1} (FP64), R0 the R of a Householder QR of the sketch of Y (sketch_of): range(Y)
-/// embedded with distortion O(1), so Z is well conditioned whatever Y's condition number (Higgins
-/// et al., Algorithm 2).
-Matrix<double> sketch_preconditioned(Backend& b, MatrixView<const double> y, bool sparse) {
-  const index_t m = y.rows(), l = y.cols(), s = std::min(m, 2 * l);
-  Matrix<float> y32(b, m, l, "Y"), tau(b, l, 1, "tau");
-  b.convert(y, y32.view());
-  Matrix<float> sketch = sketch_of(b, y32, s, sparse);
+/// Z := Y R0^{-1} (FP64, stored as Y is), R0 the R of a Householder QR of the sketch of Y
+/// (sketch_of): range(Y) embedded with distortion O(1), so Z is well conditioned whatever Y's
+/// condition number (Higgins et al., Algorithm 2).
+Matrix<double> sketch_preconditioned(Backend& b, const Panel& y, bool sparse) {
+  const index_t l = y.cols(), s = std::min(y.rows(), 2 * l);
+  Matrix<float> y32(b, y.stored.rows(), y.stored.cols(), "Y"), tau(b, l, 1, "tau");
+  b.convert(y.stored, y32.view());
+  Matrix<float> sketch = sketch_of(b, y32, s, sparse, y.transposed);
   b.qr(sketch.view(), tau.view());
-  Matrix<double> r0(b, l, l, "R0"), z(b, m, l, "Z");
+  Matrix<double> r0(b, l, l, "R0"), z(b, y.stored.rows(), y.stored.cols(), "Z");
   b.convert(MatrixView<const float>(sketch.view().block(0, 0, l, l)), r0.view());  // trsm reads the upper triangle
-  b.copy(y, z.view());
-  b.triangular_solve(Side::Right, Op::N, 1.0, r0, z.view());
+  b.copy(y.stored, z.view());
+  if (y.transposed) b.triangular_solve(Side::Left, Op::T, 1.0, r0, z.view());  // Z^T = R0^{-T} Y^T
+  else b.triangular_solve(Side::Right, Op::N, 1.0, r0, z.view());
   return z;
 }
 
+/// Q (m x l, FP32, column-major) := Q of Householder QR, or of the TSQR where `tree`, of Q as given.
+Orthonormalizer householder_or_tsqr(Backend& b, MatrixView<float> q, bool tree) {
+  if (!tree) {
+    householder_q(b, q);
+    return Orthonormalizer::Householder;
+  }
+  TsqrOptions o;
+  o.q_buffer = q;
+  tsqr(b, q, o);
+  return Orthonormalizer::Tsqr;
+}
+
 /// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder on the FP64
-/// panel Y (which no attempt writes); `y_into_q` puts Y into Q for Householder QR.
-Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double> y,
-                                             const std::function<void()>& y_into_q, MatrixView<float> q,
-                                             Orthonormalizer method) {
+/// panel Y (which no attempt writes); Q (FP32) is stored as Y is; `y_into_q` puts Y into Q for
+/// Householder QR, which factors column-major memory: a transposed Q is transposed into an m x l
+/// buffer for it and back.
+Orthonormalizer orthonormalize_with_fallback(Backend& b, const Panel& y, const std::function<void()>& y_into_q,
+                                             MatrixView<float> q, Orthonormalizer method) {
   if (method == Orthonormalizer::RandCholeskyQR || method == Orthonormalizer::RandCholeskyQRSparse) {
     const Matrix<double> z = sketch_preconditioned(b, y, method == Orthonormalizer::RandCholeskyQRSparse);
-    if (cholesky_qr(b, z, q, 0, false) >= 0) return method;
+    if (cholesky_qr(b, y.holding(z.view()), q, 0, false) >= 0) return method;
   } else if (method != Orthonormalizer::Householder && method != Orthonormalizer::ShiftedCholeskyQR3 &&
              method != Orthonormalizer::Tsqr) {
     const int asked = method == Orthonormalizer::CholeskyQR || method == Orthonormalizer::OnePass ? 1
@@ -188,14 +226,13 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, MatrixView<const double
   const bool householder = method == Orthonormalizer::Householder || method == Orthonormalizer::Tsqr;
   if (!householder && cholesky_qr(b, y, q, 2, true) >= 0) return Orthonormalizer::ShiftedCholeskyQR3;
   y_into_q();
-  if (method == Orthonormalizer::Tsqr) {
-    TsqrOptions o;
-    o.q_buffer = q;
-    tsqr(b, q, o);
-    return Orthonormalizer::Tsqr;
-  }
-  householder_q(b, q);
-  return Orthonormalizer::Householder;
+  const bool tree = method == Orthonormalizer::Tsqr;
+  if (!y.transposed) return householder_or_tsqr(b, q, tree);
+  Matrix<float> column_major(b, y.rows(), y.cols(), "Y");
+  b.transpose(MatrixView<const float>(q), column_major.view());
+  const Orthonormalizer ran = householder_or_tsqr(b, column_major.view(), tree);
+  b.transpose(MatrixView<const float>(column_major.view()), q);
+  return ran;
 }
 
 /// The fused path's passes for `method` (0: Auto's adaptive passes), or -1 where it has none.
@@ -340,7 +377,7 @@ bool tensor_core_path_takes(Backend& b, index_t m, index_t l) {
 /// as given, for the FP64 path to take over.
 std::optional<Orthonormalizer> tensor_core_preconditioned_cholesky_qr(Backend& b, MatrixView<float> y, bool sparse) {
   const index_t m = y.rows(), l = y.cols();
-  Matrix<float> sketch = sketch_of(b, y, std::min(m, 2 * l), sparse), tau(b, l, 1, "tau");
+  Matrix<float> sketch = sketch_of(b, y, std::min(m, 2 * l), sparse, false), tau(b, l, 1, "tau");
   b.qr(sketch.view(), tau.view());
   const Matrix<float> r0inv = inverse_of_sketch_factor(b, sketch.view());
   Matrix<float> z = Matrix<float>::aligned(b, m, l, "Y R0^-1");
@@ -385,7 +422,16 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
   if (const std::optional<Orthonormalizer> ran = preconditioned_on_tensor_cores(backend, y, method)) return *ran;
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
-  return orthonormalize_with_fallback(backend, yd.view(), [] {}, y, method);
+  return orthonormalize_with_fallback(backend, Panel{yd.view()}, [] {}, y, method);
+}
+
+Orthonormalizer orthonormalize(Backend& backend, Transposed<float> y, Orthonormalizer method) {
+  const MatrixView<float> yt = y.stored;
+  require(yt.cols() >= yt.rows(), "Y.rows", yt.cols(), "must be >= Y.cols = " + std::to_string(yt.rows()));
+  if (yt.rows() == 0) return method;
+  Matrix<double> yd(backend, yt.rows(), yt.cols(), "Y^T");
+  backend.convert(MatrixView<const float>(yt), yd.view());
+  return orthonormalize_with_fallback(backend, Panel{yd.view(), true}, [] {}, yt, method);
 }
 
 OrthonormalizationVerdict orthonormalize_queued(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
@@ -418,7 +464,7 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, Mat
   require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
   require_shape(q, y.rows(), y.cols(), "Q");
   if (y.cols() == 0) return method;
-  return orthonormalize_with_fallback(backend, y, [&] { backend.convert(y, q); }, q, method);
+  return orthonormalize_with_fallback(backend, Panel{y}, [&] { backend.convert(y, q); }, q, method);
 }
 
 }  // namespace randnla

@@ -84,6 +84,15 @@ constexpr std::uint64_t kPreconditionerSketchSeed = 0x5eed0c40;
 /// Throws InvalidArgument if m < l.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method);
 
+/// The same for a row-major Y (m x l), given as Y^T column-major (Transposed: a LayoutRight view's
+/// memory, l x m), orthonormalised in that memory without a copy of it: the FP64 CholeskyQR chain
+/// runs on Y^T with every product's roles swapped (G = Y^T Y as Y^T (Y^T)^T, Q^T = R^{-T} Y^T; the
+/// sketch of the preconditioned methods as (Y^T) Omega), so the fused and Tensor Core paths, which
+/// stream column-major panels, do not run. Householder and Tsqr (asked for, or the chain's last
+/// fallback) factor column-major memory: Y is transposed into an m x l FP32 buffer for them and
+/// back. Returns the method that produced Q. Throws InvalidArgument if m < l.
+Orthonormalizer orthonormalize(Backend& backend, Transposed<float> y, Orthonormalizer method);
+
 /// The verdict of orthonormalize_queued: the method that produced Q, or nothing where the fused
 /// CholeskyQR broke down (Y then spans what it spanned but is not orthonormal, and no fallback ran).
 /// Reading it waits for the device.

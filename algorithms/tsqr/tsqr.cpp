@@ -178,7 +178,54 @@ TsqrOps& blocks_for(Backend& b, TsqrArithmetic arithmetic, TsqrOps& generic, std
   return *variant;
 }
 
+/// The R of A (m x n) stored as A^T, R only: A's rows in chunks of 8 MiB (at least 2 n rows, sizes
+/// differing by one at most, so each has at least n) transposed into one buffer and factored by
+/// tsqr in turn, their R factors stacked and factored by tsqr again: a tree whose first level
+/// streams A through a buffer of one chunk.
+TsqrResult r_of_row_chunks(Backend& b, MatrixView<const float> at, const TsqrOptions& o, const MatrixAllocator& out) {
+  const index_t m = at.cols(), n = at.rows();
+  const index_t most = std::max<index_t>(2 * n, (8 << 20) / (4 * n));
+  const index_t chunks = (m + most - 1) / most, rows = (m + chunks - 1) / chunks;
+  Matrix<float> chunk(b, rows, n, "row chunk of A");
+  if (chunks == 1) {
+    b.transpose(at, chunk.view());
+    return tsqr(b, chunk, o, out);
+  }
+  Matrix<float> stack(b, chunks * n, n, "stacked R");
+  index_t levels = 0, leaves = 0;
+  for (index_t c = 0, i0 = 0; c < chunks; ++c) {
+    const index_t count = m / chunks + (c < m % chunks ? 1 : 0);
+    const MatrixView<float> rows_of_a = chunk.view().block(0, 0, count, n);
+    b.transpose(at.block(0, i0, n, count), rows_of_a);
+    const TsqrResult part = tsqr(b, rows_of_a, o);
+    b.copy(MatrixView<const float>(part.R.view()), stack.view().block(c * n, 0, n, n));
+    levels = std::max(levels, static_cast<index_t>(part.report.levels)), leaves += part.report.leaves;
+    i0 += count;
+  }
+  TsqrResult res = tsqr(b, stack, o, out);
+  res.report.levels += static_cast<int>(levels);
+  res.report.leaves = leaves;
+  return res;
+}
+
 }  // namespace
+
+TsqrResult tsqr(Backend& b, Transposed<const float> a, const TsqrOptions& o, const MatrixAllocator& out) {
+  const MatrixView<const float> at = a.stored;
+  const index_t m = at.cols(), n = at.rows();
+  require(n >= 1, "A.cols", n, "must be >= 1");
+  require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n));
+  require_space(at, b.memory_space(), "A");
+  if (!o.form_q) return r_of_row_chunks(b, at, o, out);
+  if (!o.q_buffer.empty()) require_shape(o.q_buffer, m, n, "q_buffer");
+  Matrix<float> q = o.q_buffer.empty() ? (out ? out : backend_matrices(b))(m, n, "Q") : Matrix<float>(nullptr, o.q_buffer);
+  b.transpose(at, q.view());
+  TsqrOptions in_q = o;
+  in_q.q_buffer = q.view();
+  TsqrResult res = tsqr(b, q.view(), in_q, out);
+  res.Q = std::move(q);
+  return res;
+}
 
 TsqrResult tsqr(Backend& b, MatrixView<const float> a, const TsqrOptions& o, const MatrixAllocator& out) {
   const index_t m = a.rows(), n = a.cols();

@@ -81,4 +81,13 @@ struct TsqrResult {
 TsqrResult tsqr(Backend& backend, MatrixView<const float> a, const TsqrOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
 
+/// The same for a row-major A (m x n), given as A^T column-major (Transposed: a LayoutRight view's
+/// memory, n x m), without a copy of A: with form_q, A is transposed into Q's memory (q_buffer, or
+/// the allocator's Q) and factored there, so the call needs no memory beyond the column-major
+/// call's; R only (form_q = false), A's rows are transposed 8 MiB at a time (at least 2 n rows)
+/// into one buffer, each chunk's R found by tsqr and the stacked R factors factored again (the
+/// report counts the chunks' leaves and the extra level). Throws as tsqr on a column-major A.
+TsqrResult tsqr(Backend& backend, Transposed<const float> a, const TsqrOptions& options = {},
+                const MatrixAllocator& outputs = nullptr);
+
 }  // namespace randnla
