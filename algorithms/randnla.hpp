@@ -48,12 +48,13 @@
 
 namespace randnla {
 
-/// The randomized SVD A ~ U diag(S) V^T as Kokkos views in MemSpace (FP32, LayoutLeft).
-template <class MemSpace>
+/// The randomized SVD A ~ U diag(S) V^T as Kokkos views in MemSpace (LayoutLeft; FP32, or FP64
+/// for FP64 data).
+template <class MemSpace, class T = float>
 struct RsvdViews {
-  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> U;  ///< m x k, orthonormal columns
-  Kokkos::View<float*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
-  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
+  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> U;  ///< m x k, orthonormal columns
+  Kokkos::View<T*, Kokkos::LayoutLeft, MemSpace> S;   ///< k, descending
+  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> V;  ///< n x k, orthonormal columns
   RsvdReport report;  ///< what ran, the phases' times and the error estimate
   /// How A was read: "A: column-major, read in place", "A: row-major, read in place as A^T" or
   /// "A: copied to LayoutLeft (strides (s0, s1))".
@@ -139,6 +140,21 @@ struct ElementAndSpace {
                                 Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible;
 };
 
+/// rsvd's input: a rank-2 view of float or double (FP64 data: rsvd(Backend&, MatrixView<const
+/// double>, ...)) that Exec can access.
+template <class Exec, class View>
+struct Fp32OrFp64MatrixInput {
+  static_assert(Kokkos::is_view<View>::value, "randnla: the input must be a Kokkos::View");
+  static constexpr bool element_ok = std::is_same<std::remove_const_t<typename View::value_type>, float>::value ||
+                                     std::is_same<std::remove_const_t<typename View::value_type>, double>::value;
+  static_assert(element_ok, "randnla: the view must hold float (FP32) or double (FP64)");
+  static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
+                "randnla: the execution space cannot access the view's memory space");
+  static_assert(static_cast<int>(View::rank) == 2, "randnla: the view must be rank 2 (a matrix)");
+  static constexpr bool value = element_ok && Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible &&
+                                static_cast<int>(View::rank) == 2;
+};
+
 /// A matrix input: a rank-2 view of float that Exec can access.
 template <class Exec, class View>
 struct MatrixInput : ElementAndSpace<Exec, View> {
@@ -155,38 +171,38 @@ struct TensorInput : ElementAndSpace<Exec, View> {
       ElementAndSpace<Exec, View>::value && static_cast<int>(View::rank) >= 3 && static_cast<int>(View::rank) <= 5;
 };
 
-/// Results allocated as Kokkos views on `exec` (a MatrixAllocator), kept for the caller: view(r.U)
-/// is the view the result matrix r.U was allocated as.
-template <class Exec>
+/// Results (of T) allocated as Kokkos views on `exec` (a MatrixAllocatorOf<T>), kept for the caller:
+/// view(r.U) is the view the result matrix r.U was allocated as.
+template <class Exec, class T = float>
 class ViewOutputs {
  public:
-  using Views = Kokkos::View<float**, Kokkos::LayoutLeft, typename Exec::memory_space>;
+  using Views = Kokkos::View<T**, Kokkos::LayoutLeft, typename Exec::memory_space>;
 
-  explicit ViewOutputs(const Exec& exec) : exec_(exec), views_(std::make_shared<std::map<const float*, Views>>()) {}
-  MatrixAllocator allocator() const {
+  explicit ViewOutputs(const Exec& exec) : exec_(exec), views_(std::make_shared<std::map<const T*, Views>>()) {}
+  MatrixAllocatorOf<T> allocator() const {
     const Exec exec = exec_;
     const auto views = views_;
     return [exec, views](index_t rows, index_t cols, const std::string& name) {
       Views v(Kokkos::view_alloc(exec, "randnla::" + name, Kokkos::WithoutInitializing), rows, cols);
       (*views)[v.data()] = v;
-      return Matrix<float>(std::make_shared<Views>(v), view_of(v, name));
+      return Matrix<T>(std::make_shared<Views>(v), view_of(v, name));
     };
   }
   /// The view `m` was allocated as; empty for an empty m. Throws Error for a matrix this
   /// allocator did not make (a library defect).
-  Views view(const Matrix<float>& m) const {
+  Views view(const Matrix<T>& m) const {
     if (m.data() == nullptr) return Views();
     const auto it = views_->find(m.data());
     if (it == views_->end()) throw Error("randnla: a result matrix was not allocated as a Kokkos view");
     return it->second;
   }
-  Kokkos::View<float*, Kokkos::LayoutLeft, typename Exec::memory_space> vector(const Matrix<float>& m) const {
+  Kokkos::View<T*, Kokkos::LayoutLeft, typename Exec::memory_space> vector(const Matrix<T>& m) const {
     return Kokkos::subview(view(m), Kokkos::ALL(), 0);
   }
 
  private:
   Exec exec_;
-  std::shared_ptr<std::map<const float*, Views>> views_;
+  std::shared_ptr<std::map<const T*, Views>> views_;
 };
 
 /// A view of extents[0] x ... x extents[N-1] allocated on exec, uninitialised.
@@ -238,20 +254,21 @@ Input<AView> read(const Exec& exec, const AView& a, const std::string& name) {
   return in;
 }
 
-template <class Exec, class Result>
-RsvdViews<typename Exec::memory_space> views_of(const ViewOutputs<Exec>& out, Result&& r, const std::string& input,
-                                                bool transposed) {
-  RsvdViews<typename Exec::memory_space> v{out.view(r.U), out.vector(r.S), out.view(r.V), std::move(r.report), input};
+template <class Exec, class T, class Result>
+RsvdViews<typename Exec::memory_space, T> views_of(const ViewOutputs<Exec, T>& out, Result&& r, const std::string& input,
+                                                   bool transposed) {
+  RsvdViews<typename Exec::memory_space, T> v{out.view(r.U), out.vector(r.S), out.view(r.V), std::move(r.report), input};
   if (transposed) std::swap(v.U, v.V);  // A^T = V diag(S) U^T
   return v;
 }
 
-template <class Exec, class AView>
-RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const AView& a, index_t k, const RsvdOptions& options) {
-  const ViewOutputs<Exec> out(exec);
+template <class Exec, class AView, class T = std::remove_const_t<typename AView::value_type>>
+RsvdViews<typename Exec::memory_space, T> rsvd(const Exec& exec, const AView& a, index_t k, const RsvdOptions& options) {
+  const ViewOutputs<Exec, T> out(exec);
   const Input<AView> in = read(exec, a, "A");
   auto backend = backend_for(exec);
-  return views_of(out, randnla::rsvd(*backend, in.matrix, k, options, out.allocator()), in.note, in.transposed);
+  return views_of(out, randnla::rsvd(*backend, MatrixView<const T>(in.matrix), k, options, out.allocator()), in.note,
+                  in.transposed);
 }
 
 template <class Exec, class AView>
@@ -439,7 +456,9 @@ Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer
 
 /// Rank-k randomized SVD of A (m x n, FP32), as rsvd(Backend&, ...) documents it (Halko,
 /// Martinsson & Tropp 2011, Algorithms 4.4 and 5.1; Ootomo & Yokota, Algorithm 1), on `exec`.
-/// A is a rank-2 view of float (const or not) that exec can access; it is not modified. Layouts: a
+/// A is a rank-2 view of float or double (const or not) that exec can access; it is not modified.
+/// A view of double runs rsvd(Backend&, MatrixView<const double>, ...): FP32 and FP16 sketches, the
+/// factors formed in FP64 to FP64 accuracy, U, S and V returned as views of double. Layouts: a
 /// column-major A (LayoutLeft, LayoutStride with stride(0) = 1) is read in place; a row-major one
 /// (LayoutRight, LayoutStride with stride(1) = 1) is A^T column-major, read in place too: the RSVD
 /// runs on A^T (n x m; its Omega is m x (k + p), so its random draws differ from A's) and its U and V
@@ -447,9 +466,9 @@ Orthonormalizer orthonormalize(const Exec& exec, const YView& y, Orthonormalizer
 /// view first (result.input says which). Another element type or rank fails to compile
 /// (static_assert). Throws as rsvd(Backend&, ...).
 template <class Exec, class AView, class = kokkos_api::IfExecutionSpace<Exec>>
-RsvdViews<typename Exec::memory_space> rsvd(const Exec& exec, const AView& a, index_t k,
-                                            const RsvdOptions& options = {}) {
-  if constexpr (kokkos_api::MatrixInput<Exec, AView>::value) return kokkos_api::rsvd(exec, a, k, options);
+RsvdViews<typename Exec::memory_space, std::remove_const_t<typename AView::value_type>> rsvd(
+    const Exec& exec, const AView& a, index_t k, const RsvdOptions& options = {}) {
+  if constexpr (kokkos_api::Fp32OrFp64MatrixInput<Exec, AView>::value) return kokkos_api::rsvd(exec, a, k, options);
   else return {};
 }
 

@@ -3,11 +3,16 @@
 // ||A||_F computed on the device, and the phase breakdown of the median run.
 // A = U diag(sigma) V^T, sigma_i = i^-1.5 for i <= 1024 (U, V Householder Q of Gaussians).
 // Usage: bench_rsvd [--quick|--full] [gesvd|gesdd|jacobi|polar|gram|auto]  (the small SVD; auto = gram)
+//        bench_rsvd --double [--quick]   FP64 data (the same matrix in FP64): rsvd of FP64 data
+//                                        against cuSOLVER's FP64 gesvdr, the exact error in FP64
 //        bench_rsvd --profile n q   one RSVD (auto, k = 256, p = 16) between cudaProfilerStart/Stop,
 //                                   after a warm-up run, for ncu --profile-from-start off
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "randnla/backends.hpp"
 #include "bench_common.hpp"
@@ -16,6 +21,8 @@
 using namespace randnla;
 
 double gesvdr_median_ms(const float* a, int m, int n, int k, int p, int iters, float* s, float* u, float* v,
+                        double* copy_ms);
+double gesvdr_median_ms(const double* a, int m, int n, int k, int p, int iters, double* s, double* u, double* v,
                         double* copy_ms);
 #if defined(RANDNLA_BENCH_GESVDR)
 void cuda_profiler(bool on);
@@ -52,6 +59,53 @@ double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float
   return b.frobenius_norm(e) / norm_a;
 }
 
+double exact_error(Backend& b, MatrixView<const double> a, MatrixView<const double> u, MatrixView<const double> s,
+                   MatrixView<const double> v, double norm_a) {
+  Matrix<double> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
+  b.copy(a, e.view());
+  b.copy(u, us.view());
+  b.scale_columns(s, us.view());
+  b.product(Op::N, Op::T, -1.0, us, v, 1.0, e);
+  return b.frobenius_norm(e) / norm_a;
+}
+
+/// FP64 data: the benchmark's matrix converted to FP64, rsvd of FP64 data (auto) against FP64
+/// gesvdr, q = 0 and 2, the medians of 5 runs after 2 warm-ups.
+void run_double(Backend& b, const std::vector<index_t>& sizes) {
+  for (index_t n : sizes) {
+    Matrix<double> a(b, n, n, "A");
+    {
+      const Matrix<float> a32 = test_matrix(b, n, 1024);
+      b.convert(MatrixView<const float>(a32.view()), a.view());
+    }
+    const double norm_a = b.frobenius_norm(MatrixView<const double>(a.view()));
+    for (int q : {0, 2}) {
+      Matrix<double> s(b, kRank, 1), u(b, n, kRank), v(b, n, kRank);
+#if defined(RANDNLA_BENCH_GESVDR)
+      double copy_ms = 0;
+      const double ms_peer = gesvdr_median_ms(a.data(), static_cast<int>(n), static_cast<int>(n), static_cast<int>(kRank),
+                                              static_cast<int>(kOversampling), q, s.data(), u.data(), v.data(), &copy_ms);
+      std::printf("fp64 n=%ld q=%d %-14s total %8.3f ms (A copy %.3f ms excluded)  error %.4e\n", static_cast<long>(n), q,
+                  "gesvdr-fp64", ms_peer, copy_ms, exact_error(b, a, u, s, v, norm_a));
+#endif
+      RsvdOptions o;
+      o.oversampling = kOversampling;
+      o.power_iterations = q;
+      std::vector<RsvdResultOf<double>> runs;
+      for (int r = 0; r < 7; ++r) runs.push_back(rsvd(b, MatrixView<const double>(a.view()), kRank, o));
+      runs.erase(runs.begin(), runs.begin() + 2);
+      std::sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.report.total_ms() < y.report.total_ms(); });
+      const RsvdResultOf<double>& med = runs[runs.size() / 2];
+      std::string orth;
+      for (const std::string& name : med.report.orthonormalizers) orth += (orth.empty() ? "" : ",") + name;
+      std::printf("fp64 n=%ld q=%d %-14s total %8.3f ms  error %.4e  [%s] %s; %s\n", static_cast<long>(n), q, "rsvd-fp64",
+                  med.report.total_ms(), exact_error(b, a, med.U, med.S, med.V, norm_a),
+                  med.report.phases.to_string().c_str(), med.report.sketch_kernel.c_str(), orth.c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
 /// One auto RSVD of the benchmark's n x n matrix under the profiler, its phases printed.
 void profile_one(Backend& b, index_t n, int q) {
   const Matrix<float> a = test_matrix(b, n, 1024);
@@ -84,6 +138,11 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n", b->description().c_str());
   if (profile) {
     profile_one(*b, std::atol(argv[2]), std::atoi(argv[3]));
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--double") == 0) {
+    const bool quick_double = argc > 2 && std::strcmp(argv[2], "--quick") == 0;
+    run_double(*b, quick_double ? std::vector<index_t>{16384} : std::vector<index_t>{16384, 32768});
     return 0;
   }
   const index_t k = kRank, p = kOversampling;

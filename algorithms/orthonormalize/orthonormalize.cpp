@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "randnla/random_operator.hpp"
 #include "randnla/sparse_projection/sparse_sign_projection.hpp"
@@ -17,7 +18,12 @@ namespace randnla {
 
 namespace {
 
-constexpr double kFp32UnitRoundoff = 0x1p-24;
+/// The unit roundoff of Q's precision: how near I an equilibrated Gram matrix must be for Auto to
+/// take Q = Y D without another pass.
+template <class T>
+constexpr double unit_roundoff() {
+  return std::is_same<T, float>::value ? 0x1p-24 : 0x1p-53;
+}
 
 /// An FP64 panel Y (m x l) where the CholeskyQR chain reads it: column-major, or stored as Y^T
 /// (l x m, column-major: a row-major Y's memory), every product then with the roles swapped
@@ -64,8 +70,9 @@ bool inverse_cholesky_factor(Backend& b, MatrixView<double> g, MatrixView<double
 }
 
 /// Householder QR (geqrf, then orgqr): A (m x n, m >= n) := its thin Q factor.
-void householder_q(Backend& b, MatrixView<float> a) {
-  Matrix<float> tau(b, a.cols(), 1, "tau");
+template <class T>
+void householder_q(Backend& b, MatrixView<T> a) {
+  Matrix<T> tau(b, a.cols(), 1, "tau");
   b.qr(a, tau);
   b.form_q(a, tau);
 }
@@ -79,24 +86,31 @@ Matrix<double> multiply_by_inverse_factor(Backend& b, const Panel& y, MatrixView
   return q;
 }
 
-/// q := Y D rounded to FP32 once (stored as Y is; D = diag(d)).
-void convert_scaled(Backend& b, const Panel& y, MatrixView<const double> d, MatrixView<float> q) {
-  if (!y.transposed) return b.ops<CholeskyQrOps>().convert_scaled(y.stored, d, q);
-  Matrix<double> scaled(b, y.stored.rows(), y.stored.cols(), "D Y^T");
+/// Q := Y in Q's precision: rounded to FP32 once, or copied.
+void write_q(Backend& b, MatrixView<const double> y, MatrixView<float> q) { b.convert(y, q); }
+void write_q(Backend& b, MatrixView<const double> y, MatrixView<double> q) { b.copy(y, q); }
+
+/// Q := Y D in Q's precision (stored as Y is; D = diag(d)): one rounding to FP32, by the backend's
+/// fused kernel where Y is column-major.
+template <class T>
+void write_scaled(Backend& b, const Panel& y, MatrixView<const double> d, MatrixView<T> q) {
+  if constexpr (std::is_same<T, float>::value)
+    if (!y.transposed) return b.ops<CholeskyQrOps>().convert_scaled(y.stored, d, q);
+  Matrix<double> scaled(b, y.stored.rows(), y.stored.cols(), "Y D");
   b.copy(y.stored, scaled.view());
-  b.scale_rows(d, scaled.view());
-  b.convert(MatrixView<const double>(scaled.view()), q);
+  if (y.transposed) b.scale_rows(d, scaled.view());
+  else b.scale_columns(d, scaled.view());
+  write_q(b, scaled.view(), q);
 }
 
 /// One CholeskyQR pass on the equilibrated Gram matrix: next := Y R^{-1} with R^{-1} = D R'^{-1},
 /// R'^T R' = D G D (R^T R = G: the factor of a Cholesky that did not see Y's column scaling). With
-/// `stop_when_orthogonal`, a D G D within 2^-24 of I ends the pass with Q = Y D (Pass::Scaled, D
-/// in d). Y is not written.
-Pass cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next, Matrix<double>& d,
-                      bool stop_when_orthogonal) {
+/// `identity_tolerance` > 0, a D G D within it of I ends the pass with Q = Y D (Pass::Scaled, D in
+/// d). Y is not written.
+Pass cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next, Matrix<double>& d, double identity_tolerance) {
   Matrix<double> g = gram(b, y);
   b.ops<CholeskyQrOps>().equilibrate(g, d);
-  if (stop_when_orthogonal && distance_from_identity(b, g) <= kFp32UnitRoundoff) return Pass::Scaled;
+  if (identity_tolerance > 0 && distance_from_identity(b, g) <= identity_tolerance) return Pass::Scaled;
   Matrix<double> rinv(b, y.cols(), y.cols(), "R^-1");
   if (!inverse_cholesky_factor(b, g, rinv)) return Pass::Breakdown;
   b.scale_rows(d, rinv);
@@ -118,13 +132,14 @@ bool shifted_cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next) 
   return true;
 }
 
-/// CholeskyQR in FP64 of Y (not written), Q := the result in FP32: `passes` passes, or with
-/// passes = 0 (Auto) passes until the equilibrated Gram matrix is I, at most two with a Cholesky
+/// CholeskyQR in FP64 of Y (not written), Q := the result in Q's precision: `passes` passes, or with
+/// passes = 0 (Auto) passes until the equilibrated Gram matrix is I to Q's unit roundoff, at most two with a Cholesky
 /// factorisation; after a shifted first pass when `shifted`. Q is written only on success: when
 /// ||Q||_F is finite and at most 2 sqrt(l) (an orthonormal Q has sqrt(l); a larger one is no
 /// basis; a pass that ends in the scaling has ||Q||_F^2 = trace(D G D) within l 2^-24 of l
 /// already). Returns the Cholesky passes run (0: Y's columns were orthogonal), -1 on failure.
-int cholesky_qr(Backend& b, const Panel& y0, MatrixView<float> q, int passes, bool shifted) {
+template <class T>
+int cholesky_qr(Backend& b, const Panel& y0, MatrixView<T> q, int passes, bool shifted) {
   Matrix<double> latest, d(b, y0.cols(), 1, "D");
   Panel y = y0;
   if (shifted) {
@@ -134,10 +149,10 @@ int cholesky_qr(Backend& b, const Panel& y0, MatrixView<float> q, int passes, bo
   const bool adaptive = passes == 0;
   int ran = 0;
   for (int p = 0; p < (adaptive ? 2 : passes); ++p) {
-    const Pass pass = cholesky_qr_pass(b, y, latest, d, adaptive);
+    const Pass pass = cholesky_qr_pass(b, y, latest, d, adaptive ? unit_roundoff<T>() : 0.0);
     if (pass == Pass::Breakdown) return -1;
     if (pass == Pass::Scaled) {
-      convert_scaled(b, y, d, q);
+      write_scaled(b, y, d, q);
       return ran;
     }
     y = y.holding(latest.view());
@@ -145,7 +160,7 @@ int cholesky_qr(Backend& b, const Panel& y0, MatrixView<float> q, int passes, bo
   }
   const double norm = b.frobenius_norm(y.stored);
   if (!(norm <= 2.0 * std::sqrt(static_cast<double>(y.cols())))) return -1;
-  b.convert(y.stored, q);
+  write_q(b, y.stored, q);
   return ran;
 }
 
@@ -201,13 +216,32 @@ Orthonormalizer householder_or_tsqr(Backend& b, MatrixView<float> q, bool tree) 
   tsqr(b, q, o);
   return Orthonormalizer::Tsqr;
 }
+/// The same in FP64, which has no tree: Householder QR for both.
+Orthonormalizer householder_or_tsqr(Backend& b, MatrixView<double> q, bool /*tree*/) {
+  householder_q(b, q);
+  return Orthonormalizer::Householder;
+}
+
+/// Householder QR (or the TSQR, `tree`) of Q stored as Y is: a transposed Q goes through an m x l
+/// buffer (LAPACK and cuSOLVER factor column-major memory).
+Orthonormalizer householder_or_tsqr(Backend& b, const Panel& y, MatrixView<float> q, bool tree) {
+  if (!y.transposed) return householder_or_tsqr(b, q, tree);
+  Matrix<float> column_major(b, y.rows(), y.cols(), "Y");
+  b.transpose(MatrixView<const float>(q), column_major.view());
+  const Orthonormalizer ran = householder_or_tsqr(b, column_major.view(), tree);
+  b.transpose(MatrixView<const float>(column_major.view()), q);
+  return ran;
+}
+Orthonormalizer householder_or_tsqr(Backend& b, const Panel& /*column-major*/, MatrixView<double> q, bool tree) {
+  return householder_or_tsqr(b, q, tree);
+}
 
 /// The fallback chain CholeskyQR/CholeskyQR2/Auto -> ShiftedCholeskyQR3 -> Householder on the FP64
-/// panel Y (which no attempt writes); Q (FP32) is stored as Y is; `y_into_q` puts Y into Q for
-/// Householder QR, which factors column-major memory: a transposed Q is transposed into an m x l
-/// buffer for it and back.
+/// panel Y (which no attempt writes); Q (FP32 or FP64) is stored as Y is; `y_into_q` puts Y into Q
+/// for Householder QR.
+template <class T>
 Orthonormalizer orthonormalize_with_fallback(Backend& b, const Panel& y, const std::function<void()>& y_into_q,
-                                             MatrixView<float> q, Orthonormalizer method) {
+                                             MatrixView<T> q, Orthonormalizer method) {
   if (method == Orthonormalizer::RandCholeskyQR || method == Orthonormalizer::RandCholeskyQRSparse) {
     const Matrix<double> z = sketch_preconditioned(b, y, method == Orthonormalizer::RandCholeskyQRSparse);
     if (cholesky_qr(b, y.holding(z.view()), q, 0, false) >= 0) return method;
@@ -226,13 +260,7 @@ Orthonormalizer orthonormalize_with_fallback(Backend& b, const Panel& y, const s
   const bool householder = method == Orthonormalizer::Householder || method == Orthonormalizer::Tsqr;
   if (!householder && cholesky_qr(b, y, q, 2, true) >= 0) return Orthonormalizer::ShiftedCholeskyQR3;
   y_into_q();
-  const bool tree = method == Orthonormalizer::Tsqr;
-  if (!y.transposed) return householder_or_tsqr(b, q, tree);
-  Matrix<float> column_major(b, y.rows(), y.cols(), "Y");
-  b.transpose(MatrixView<const float>(q), column_major.view());
-  const Orthonormalizer ran = householder_or_tsqr(b, column_major.view(), tree);
-  b.transpose(MatrixView<const float>(column_major.view()), q);
-  return ran;
+  return householder_or_tsqr(b, y, q, method == Orthonormalizer::Tsqr);
 }
 
 /// The fused path's passes for `method` (0: Auto's adaptive passes), or -1 where it has none.
@@ -423,6 +451,12 @@ Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonorma
   Matrix<double> yd(backend, y.rows(), y.cols(), "Y");
   backend.convert(MatrixView<const float>(y), yd.view());
   return orthonormalize_with_fallback(backend, Panel{yd.view()}, [] {}, y, method);
+}
+
+Orthonormalizer orthonormalize(Backend& backend, MatrixView<double> y, Orthonormalizer method) {
+  require(y.rows() >= y.cols(), "Y.rows", y.rows(), "must be >= Y.cols = " + std::to_string(y.cols()));
+  if (y.cols() == 0) return method;
+  return orthonormalize_with_fallback(backend, Panel{y}, [] {}, y, method);  // Q is written once found
 }
 
 Orthonormalizer orthonormalize(Backend& backend, Transposed<float> y, Orthonormalizer method) {

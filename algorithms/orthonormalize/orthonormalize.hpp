@@ -110,6 +110,15 @@ double orthogonality_loss(Backend& backend, MatrixView<const float> q);
 double factorization_residual(Backend& backend, MatrixView<const float> a, MatrixView<const float> q,
                               MatrixView<const float> r);
 
+/// Y (m x l, m >= l, FP64, backend memory) := Q in place, orthonormal to FP64 rounding: the FP64
+/// chain of orthonormalize() above (CholeskyQR passes with FP64 Gram matrices, the preconditioned
+/// methods with their FP32 sketch and its R0 applied in FP64, ShiftedCholeskyQR3, then Householder
+/// QR in FP64, LAPACK dgeqrf / cuSOLVER Dgeqrf); Tsqr, whose tree is FP32, runs Householder QR
+/// and is reported so; no fused or Tensor Core path. Y is written only once Q is found (by a pass
+/// that did not break down, or by Householder QR). Returns the method that produced Q. Throws
+/// InvalidArgument if m < l.
+Orthonormalizer orthonormalize(Backend& backend, MatrixView<double> y, Orthonormalizer method);
+
 /// The same for an FP64 panel Y (left unchanged), Q (m x l) written in FP32: the Gram matrix is
 /// formed from Y's FP64 values, with no rounding to FP32 first.
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<const double> y, MatrixView<float> q,

@@ -76,13 +76,16 @@ struct RsvdReport {
   double total_ms() const { return phases.total_ms(); }  ///< the phases' sum, milliseconds
 };
 
-/// The randomized SVD A ~ U diag(S) V^T as matrices in the backend's memory (FP32, column-major).
-struct RsvdResult {
-  Matrix<float> U;  ///< m x k, orthonormal columns
-  Matrix<float> S;  ///< k x 1, descending
-  Matrix<float> V;  ///< n x k, orthonormal columns; A ~ U diag(S) V^T
+/// The randomized SVD A ~ U diag(S) V^T as matrices in the backend's memory (column-major; FP32,
+/// or FP64 for FP64 data).
+template <class T>
+struct RsvdResultOf {
+  Matrix<T> U;  ///< m x k, orthonormal columns
+  Matrix<T> S;  ///< k x 1, descending
+  Matrix<T> V;  ///< n x k, orthonormal columns; A ~ U diag(S) V^T
   RsvdReport report;  ///< what ran, the phases' times and the error estimate
 };
+using RsvdResult = RsvdResultOf<float>;
 
 /// Rank-k randomized SVD of A (m x n, FP32, LayoutLeft, in the backend's memory; A is not modified).
 /// Halko, Martinsson & Tropp (2011), Algorithms 4.4 and 5.1, with Omega in FP16 as in Ootomo &
@@ -93,6 +96,29 @@ struct RsvdResult {
 /// over A).
 RsvdResult rsvd(Backend& backend, MatrixView<const float> a, index_t k, const RsvdOptions& options = {},
                 const MatrixAllocator& outputs = nullptr);
+
+/// Rank-k randomized SVD of FP64 data A (m x n, FP64, LayoutLeft, in the backend's memory; not
+/// modified) to FP64 accuracy, its sketches in low precision: Omega and the sketch's products need
+/// only the span, the products that form the factors the working precision (Ootomo & Yokota's
+/// mixed-precision projection carried one precision up; cf. randomized_lra's subspace refinement).
+///  1. A32 = 2^e A rounded once to FP32 (one m x n FP32 copy; e = 0 unless ||A||_F lies beyond
+///     2^+-60, so that nothing overflows or underflows FP32 that matters to the sketch);
+///  2. Q0 (m x l, l = k + p): rsvd()'s range finder on A32, Omega and the q power iterations in
+///     options.products' precision (Auto: the FP16 sketch through SHGEMM on the Tensor Cores);
+///  3. one step of subspace iteration in FP64 (Halko, Martinsson & Tropp 2011, Alg. 4.4):
+///     Z = orth(A^T Q0), Q = orth(A Z), DGEMMs and orthonormalize(Backend&, MatrixView<double>, ...)
+///     (Q by options.orthonormalizer). It maps what Q0 missed of range(A) by FP32 rounding back
+///     into range(A): an exactly rank-k A is recovered to FP64 rounding, and a decaying spectrum
+///     meets an FP64 RSVD's error with q + 1 power iterations;
+///  4. B^T = A^T Q (DGEMM), its SVD through its FP64 Gram matrix (svd_through_gram), U = Q Uhat.
+/// U (m x k), S (k x 1) and V (n x k) are FP64 from `outputs`. relative_error_estimate is
+/// sqrt(||A||_F^2 - sum S_i^2) / ||A||_F (exact for U diag(S) V^T = U U^T A; it cancels below
+/// about 1e-8). Phases: "input check and A in FP32", the range finder's, "FP64 refinement",
+/// "Q^T A", "small SVD", "U = Q Uhat". Working memory: A32, and about 4 (m + n) l FP64 elements.
+/// Throws InvalidArgument as rsvd() for k, p, q, for a sketch_operator other than Gaussian, and for
+/// non-finite entries in A.
+RsvdResultOf<double> rsvd(Backend& backend, MatrixView<const double> a, index_t k, const RsvdOptions& options = {},
+                          const MatrixAllocatorOf<double>& outputs = nullptr);
 
 /// Options of the fixed-accuracy randomized SVD, rsvd_fixed_accuracy(); every field has a default
 /// (seed, products and progress as CommonOptions documents them).

@@ -16,28 +16,42 @@ std::vector<double> host_diagonal(Backend& b, MatrixView<const double> x) {
   return d;
 }
 
-/// s := sqrt(max(w, 0)) as FP32 (w: the eigenvalues of A^T A, descending).
-void singular_values(Backend& b, MatrixView<const double> w, MatrixView<float> s) {
+/// s := sqrt(max(w, 0)) in s's precision (w: the eigenvalues of A^T A, descending).
+template <class T>
+void singular_values(Backend& b, MatrixView<const double> w, MatrixView<T> s) {
   const index_t n = w.rows();
   std::vector<double> hw(static_cast<std::size_t>(n));
   b.copy(w, MatrixView<double>(hw.data(), n, 1, n, MemorySpace::Host));
-  std::vector<float> hs(hw.size());
-  for (std::size_t i = 0; i < hw.size(); ++i) hs[i] = static_cast<float>(std::sqrt(std::max(hw[i], 0.0)));
-  b.copy(MatrixView<const float>(hs.data(), n, 1, n, MemorySpace::Host), s);
+  std::vector<T> hs(hw.size());
+  for (std::size_t i = 0; i < hw.size(); ++i) hs[i] = static_cast<T>(std::sqrt(std::max(hw[i], 0.0)));
+  b.copy(MatrixView<const T>(hs.data(), n, 1, n, MemorySpace::Host), s);
+}
+
+/// U in FP64, read as it is or converted from FP32.
+Matrix<double> fp64_of(Backend& b, MatrixView<const float> u) {
+  Matrix<double> ud(b, u.rows(), u.cols(), "U");
+  b.convert(u, ud.view());
+  return ud;
+}
+Matrix<double> fp64_of(Backend& b, MatrixView<const double> u) {
+  Matrix<double> ud(b, u.rows(), u.cols(), "U");
+  b.copy(u, ud.view());
+  return ud;
 }
 
 /// Householder QR leaves R's diagonal with LAPACK's signs: flip the columns of U whose
 /// u_j^T (A V)_j is negative, so that A V = U R with R's diagonal positive, as CholeskyQR gives.
-void make_diagonal_positive(Backend& b, MatrixView<const double> av, MatrixView<float> u) {
-  const index_t m = u.rows(), n = u.cols();
-  Matrix<double> ud(b, m, n, "U"), r(b, n, n, "R");
-  b.convert(u, ud.view());
+template <class T>
+void make_diagonal_positive(Backend& b, MatrixView<const double> av, MatrixView<T> u) {
+  const index_t n = u.cols();
+  const Matrix<double> ud = fp64_of(b, MatrixView<const T>(u));
+  Matrix<double> r(b, n, n, "R");
   b.product(Op::T, Op::N, 1.0, ud, av, 0.0, r);
   const std::vector<double> d = host_diagonal(b, r);
-  std::vector<float> sign(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) sign[i] = d[i] < 0 ? -1.0f : 1.0f;
-  Matrix<float> sg(b, n, 1, "sign");
-  b.copy(MatrixView<const float>(sign.data(), n, 1, n, MemorySpace::Host), sg.view());
+  std::vector<T> sign(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) sign[i] = d[i] < 0 ? T(-1) : T(1);
+  Matrix<T> sg(b, n, 1, "sign");
+  b.copy(MatrixView<const T>(sign.data(), n, 1, n, MemorySpace::Host), sg.view());
   b.scale_columns(sg, u);
 }
 
@@ -72,7 +86,8 @@ Matrix<double> times_gram_eigenvectors(Backend& b, Matrix<double> ad, Matrix<dou
 }
 
 /// The shapes svd_through_gram takes (A m x n, m >= n; U m x n, s n x 1, V n x n).
-void require_thin_svd_shapes(MatrixView<const float> a, MatrixView<float> u, MatrixView<float> s, MatrixView<float> v) {
+template <class A, class T>
+void require_thin_svd_shapes(const MatrixView<A>& a, MatrixView<T> u, MatrixView<T> s, MatrixView<T> v) {
   const index_t m = a.rows(), n = a.cols();
   require(m >= n, "A.rows", m, "must be >= A.cols = " + std::to_string(n));
   require_shape(u, m, n, "U");
@@ -86,15 +101,27 @@ Matrix<double> fp64_copy(Backend& b, MatrixView<const float> a) {
   return ad;
 }
 
+/// U := the orthonormalised A V in U's precision: FP32 straight from the FP64 A V, FP64 in place.
+Orthonormalizer orthonormalized(Backend& b, MatrixView<const double> av, MatrixView<float> u) {
+  return orthonormalize(b, av, u, Orthonormalizer::Auto);
+}
+Orthonormalizer orthonormalized(Backend& b, MatrixView<const double> av, MatrixView<double> u) {
+  b.copy(av, u);
+  return orthonormalize(b, u, Orthonormalizer::Auto);
+}
+
+void write_v(Backend& b, MatrixView<const double> g, MatrixView<float> v) { b.convert(g, v); }
+void write_v(Backend& b, MatrixView<const double> g, MatrixView<double> v) { b.copy(g, v); }
+
 /// svd_through_gram from A's FP64 copy.
-Orthonormalizer svd_of_fp64_copy(Backend& b, Matrix<double> ad, MatrixView<float> u, MatrixView<float> s,
-                                 MatrixView<float> v) {
+template <class T>
+Orthonormalizer svd_of_fp64_copy(Backend& b, Matrix<double> ad, MatrixView<T> u, MatrixView<T> s, MatrixView<T> v) {
   const index_t n = ad.cols();
   Matrix<double> g(b, n, n, "G"), w(b, n, 1, "w");
   const Matrix<double> av = times_gram_eigenvectors(b, std::move(ad), g, w);
-  b.convert(g.view(), v);
+  write_v(b, g.view(), v);
   singular_values(b, w, s);
-  const Orthonormalizer used = orthonormalize(b, MatrixView<const double>(av.view()), u, Orthonormalizer::Auto);
+  const Orthonormalizer used = orthonormalized(b, av.view(), u);
   if (used == Orthonormalizer::Householder) make_diagonal_positive(b, av, u);
   return used;
 }
@@ -115,6 +142,13 @@ Orthonormalizer svd_through_gram(Backend& b, Matrix<float>&& a, MatrixView<float
   Matrix<double> ad = fp64_copy(b, a.view());
   a = Matrix<float>();  // the caller's A, given up: released now
   return svd_of_fp64_copy(b, std::move(ad), u, s, v);
+}
+
+Orthonormalizer svd_through_gram(Backend& b, Matrix<double>&& a, MatrixView<double> u, MatrixView<double> s,
+                                 MatrixView<double> v) {
+  require_thin_svd_shapes(a.view(), u, s, v);
+  if (a.cols() == 0) return Orthonormalizer::Auto;
+  return svd_of_fp64_copy(b, std::move(a), u, s, v);  // A V is formed in A's memory where it is large
 }
 
 }  // namespace randnla

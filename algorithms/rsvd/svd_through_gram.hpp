@@ -27,5 +27,10 @@ Orthonormalizer svd_through_gram(Backend& b, MatrixView<const float> a, MatrixVi
 /// m x n FP32 matrix off the peak (the RSVD's B^T, whose m is A's n: 15 GB at 14.3M x 266).
 Orthonormalizer svd_through_gram(Backend& b, Matrix<float>&& a, MatrixView<float> u, MatrixView<float> s,
                                  MatrixView<float> v);
+/// The same for an FP64 A given up by the caller (its memory becomes A V's where A V is formed a
+/// block of rows at a time), U, s and V in FP64: U orthonormal to FP64 rounding
+/// (orthonormalize(Backend&, MatrixView<double>, ...)); s_i accurate to about 2^-53 ||A||^2 / s_i.
+Orthonormalizer svd_through_gram(Backend& b, Matrix<double>&& a, MatrixView<double> u, MatrixView<double> s,
+                                 MatrixView<double> v);
 
 }  // namespace randnla

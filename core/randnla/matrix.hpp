@@ -56,16 +56,18 @@ class Matrix {
   MatrixView<T> view_;
 };
 
-/// Makes the matrices an algorithm returns (rows x cols, FP32, in the backend's memory): by default
+/// Makes the matrices an algorithm returns (rows x cols, of T, in the backend's memory): by default
 /// new matrices of the backend; the Kokkos-native entry points pass one that allocates Kokkos
 /// views, so that results are returned as views without a copy.
-using MatrixAllocator = std::function<Matrix<float>(index_t rows, index_t cols, const std::string& name)>;
+template <class T>
+using MatrixAllocatorOf = std::function<Matrix<T>(index_t rows, index_t cols, const std::string& name)>;
+/// The allocator of FP32 results, which every algorithm but the FP64 ones returns.
+using MatrixAllocator = MatrixAllocatorOf<float>;
 
-/// The default MatrixAllocator: Matrix<float>(context, rows, cols, name).
-inline MatrixAllocator backend_matrices(DeviceContext& context) {
-  return [&context](index_t rows, index_t cols, const std::string& name) {
-    return Matrix<float>(context, rows, cols, name);
-  };
+/// The default allocator: Matrix<T>(context, rows, cols, name).
+template <class T = float>
+MatrixAllocatorOf<T> backend_matrices(DeviceContext& context) {
+  return [&context](index_t rows, index_t cols, const std::string& name) { return Matrix<T>(context, rows, cols, name); };
 }
 
 }  // namespace randnla

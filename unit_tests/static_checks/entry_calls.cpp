@@ -10,8 +10,11 @@ void call() {
 #if defined(CASE_VALID)
   randnla::rsvd(exec, Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>("A", 8, 8), 2);
   randnla::rp_hosvd(exec, Kokkos::View<float***, Kokkos::HostSpace>("A", 4, 4, 4), {2, 2, 2});
+  randnla::rsvd(exec, Kokkos::View<double**, Kokkos::HostSpace>("A", 8, 8), 2);  // FP64 data
 #elif defined(CASE_DOUBLE_VIEW)
-  randnla::rsvd(exec, Kokkos::View<double**, Kokkos::HostSpace>("A", 8, 8), 2);
+  randnla::pca(exec, Kokkos::View<double**, Kokkos::HostSpace>("X", 8, 8), 2);
+#elif defined(CASE_INT_RSVD)
+  randnla::rsvd(exec, Kokkos::View<int**, Kokkos::HostSpace>("A", 8, 8), 2);
 #elif defined(CASE_INT_VIEW)
   randnla::pca(exec, Kokkos::View<int**, Kokkos::HostSpace>("X", 8, 8), 2);
 #elif defined(CASE_RANK1_VIEW)

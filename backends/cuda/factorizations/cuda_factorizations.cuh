@@ -9,28 +9,48 @@
 
 namespace randnla {
 namespace cuda {
+namespace solver {
+
+// cuSOLVER's geqrf and orgqr by element type, for the families typed over it.
+inline cusolverStatus_t geqrf_buffer_size(cusolverDnHandle_t h, int m, int n, float* a, int lda, int* lwork) {
+  return cusolverDnSgeqrf_bufferSize(h, m, n, a, lda, lwork);
+}
+inline cusolverStatus_t geqrf_buffer_size(cusolverDnHandle_t h, int m, int n, double* a, int lda, int* lwork) {
+  return cusolverDnDgeqrf_bufferSize(h, m, n, a, lda, lwork);
+}
+inline cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, float* a, int lda, float* tau, float* work,
+                              int lwork, int* info) {
+  return cusolverDnSgeqrf(h, m, n, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, double* a, int lda, double* tau, double* work,
+                              int lwork, int* info) {
+  return cusolverDnDgeqrf(h, m, n, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t orgqr_buffer_size(cusolverDnHandle_t h, int m, int n, int k, const float* a, int lda,
+                                          const float* tau, int* lwork) {
+  return cusolverDnSorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+inline cusolverStatus_t orgqr_buffer_size(cusolverDnHandle_t h, int m, int n, int k, const double* a, int lda,
+                                          const double* tau, int* lwork) {
+  return cusolverDnDorgqr_bufferSize(h, m, n, k, a, lda, tau, lwork);
+}
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, float* a, int lda, const float* tau,
+                              float* work, int lwork, int* info) {
+  return cusolverDnSorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+inline cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, int k, double* a, int lda, const double* tau,
+                              double* work, int lwork, int* info) {
+  return cusolverDnDorgqr(h, m, n, k, a, lda, tau, work, lwork, info);
+}
+
+}  // namespace solver
 
 class CudaFactorizations : public virtual FactorizationOps, public virtual CudaContext {
  public:
-  void do_qr(MatrixView<float> a, MatrixView<float> tau) override {
-    const DeviceScope scope(device_);
-    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
-    int lwork = 0;
-    RANDNLA_CUDA(cusolverDnSgeqrf_bufferSize(solver_.get(), m, n, a.data(), lda, &lwork));
-    Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
-    RANDNLA_CUDA(cusolverDnSgeqrf(solver_.get(), m, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
-    require_info_zero("geqrf");
-  }
-
-  void do_form_q(MatrixView<float> a, MatrixView<const float> tau) override {
-    const DeviceScope scope(device_);
-    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
-    int lwork = 0;
-    RANDNLA_CUDA(cusolverDnSorgqr_bufferSize(solver_.get(), m, n, n, a.data(), lda, tau.data(), &lwork));
-    Matrix<float> work(*this, std::max(lwork, 1), 1, "work");
-    RANDNLA_CUDA(cusolverDnSorgqr(solver_.get(), m, n, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
-    require_info_zero("orgqr");
-  }
+  void do_qr(MatrixView<float> a, MatrixView<float> tau) override { householder_qr(a, tau); }
+  void do_qr(MatrixView<double> a, MatrixView<double> tau) override { householder_qr(a, tau); }
+  void do_form_q(MatrixView<float> a, MatrixView<const float> tau) override { thin_q(a, tau); }
+  void do_form_q(MatrixView<double> a, MatrixView<const double> tau) override { thin_q(a, tau); }
 
   /// cuSOLVER potrf (0.21 ms at l = 272 on the H100, latency rather than work: a one-block
   /// kernel of this library took 0.95 ms, issue-bound on one SM: perf_tests/results/bench_dense_parts.md).
@@ -129,6 +149,28 @@ class CudaFactorizations : public virtual FactorizationOps, public virtual CudaC
   }
 
  private:
+  template <class T>
+  void householder_qr(MatrixView<T> a, MatrixView<T> tau) {
+    const DeviceScope scope(device_);
+    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
+    int lwork = 0;
+    RANDNLA_CUDA(solver::geqrf_buffer_size(solver_.get(), m, n, a.data(), lda, &lwork));
+    Matrix<T> work(*this, std::max(lwork, 1), 1, "work");
+    RANDNLA_CUDA(solver::geqrf(solver_.get(), m, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
+    require_info_zero("geqrf");
+  }
+
+  template <class T>
+  void thin_q(MatrixView<T> a, MatrixView<const T> tau) {
+    const DeviceScope scope(device_);
+    const int m = blas_int(a.rows(), "A.rows"), n = blas_int(a.cols(), "A.cols"), lda = blas_int(a.ld(), "A.ld");
+    int lwork = 0;
+    RANDNLA_CUDA(solver::orgqr_buffer_size(solver_.get(), m, n, n, a.data(), lda, tau.data(), &lwork));
+    Matrix<T> work(*this, std::max(lwork, 1), 1, "work");
+    RANDNLA_CUDA(solver::orgqr(solver_.get(), m, n, n, a.data(), lda, tau.data(), work.data(), lwork, device_info()));
+    require_info_zero("orgqr");
+  }
+
   struct SolverParams {
     SolverParams() { RANDNLA_CUDA(cusolverDnCreateParams(&p)); }
     ~SolverParams() { cusolverDnDestroyParams(p); }

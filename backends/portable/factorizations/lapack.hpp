@@ -6,6 +6,10 @@ void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, f
              int* info);
 void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
              const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+             const int* lwork, int* info);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda, int* info);
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
@@ -25,3 +29,29 @@ extern "C" {
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info);
 }
+
+namespace randnla {
+namespace portable {
+namespace lapack {
+
+// geqrf and orgqr by element type, for the families typed over it.
+inline void geqrf(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+                  int* info) {
+  sgeqrf_(m, n, a, lda, tau, work, lwork, info);
+}
+inline void geqrf(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+                  int* info) {
+  dgeqrf_(m, n, a, lda, tau, work, lwork, info);
+}
+inline void orgqr(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
+                  const int* lwork, int* info) {
+  sorgqr_(m, n, k, a, lda, tau, work, lwork, info);
+}
+inline void orgqr(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+                  const int* lwork, int* info) {
+  dorgqr_(m, n, k, a, lda, tau, work, lwork, info);
+}
+
+}  // namespace lapack
+}  // namespace portable
+}  // namespace randnla

@@ -31,36 +31,10 @@ class PortableFactorizations : public virtual FactorizationOps, public virtual P
   template <class T>
   using OnHost = typename PortableContext<Exec>::template OnHost<T>;
 
-  void do_qr(MatrixView<float> a_in, MatrixView<float> tau_in) override {
-    OnHost<float> a(*this, a_in), tau(*this, tau_in, /*read=*/false);
-    const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
-    const int lda = lapack_int(a->ld(), "A.ld");
-    int info = 0, lwork = -1;
-    float query = 0;
-    sgeqrf_(&m, &n, a->data(), &lda, tau->data(), &query, &lwork, &info);
-    std::vector<float> work(static_cast<std::size_t>(query) + 1);
-    lwork = static_cast<int>(work.size());
-    sgeqrf_(&m, &n, a->data(), &lda, tau->data(), work.data(), &lwork, &info);
-    lapack_check(info, "sgeqrf");
-    a.write_back();
-    tau.write_back();
-  }
-
-  void do_form_q(MatrixView<float> a_in, MatrixView<const float> tau_in) override {
-    OnHost<float> a(*this, a_in);
-    const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
-    const int lda = lapack_int(a->ld(), "A.ld");
-    std::vector<float> tau(static_cast<std::size_t>(n));
-    this->copy(tau_in, MatrixView<float>(tau.data(), n, 1, n, MemorySpace::Host));
-    int info = 0, lwork = -1;
-    float query = 0;
-    sorgqr_(&m, &n, &n, a->data(), &lda, tau.data(), &query, &lwork, &info);
-    std::vector<float> work(static_cast<std::size_t>(query) + 1);
-    lwork = static_cast<int>(work.size());
-    sorgqr_(&m, &n, &n, a->data(), &lda, tau.data(), work.data(), &lwork, &info);
-    lapack_check(info, "sorgqr");
-    a.write_back();
-  }
+  void do_qr(MatrixView<float> a, MatrixView<float> tau) override { householder_qr(a, tau); }
+  void do_qr(MatrixView<double> a, MatrixView<double> tau) override { householder_qr(a, tau); }
+  void do_form_q(MatrixView<float> a, MatrixView<const float> tau) override { thin_q(a, tau); }
+  void do_form_q(MatrixView<double> a, MatrixView<const double> tau) override { thin_q(a, tau); }
 
   int do_cholesky(MatrixView<double> g_in) override {
     OnHost<double> g(*this, g_in);
@@ -139,6 +113,40 @@ class PortableFactorizations : public virtual FactorizationOps, public virtual P
     s.write_back();
     u.write_back();
     vt.write_back();
+  }
+
+ private:
+  template <class T>
+  void householder_qr(MatrixView<T> a_in, MatrixView<T> tau_in) {
+    OnHost<T> a(*this, a_in), tau(*this, tau_in, /*read=*/false);
+    const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
+    const int lda = lapack_int(a->ld(), "A.ld");
+    int info = 0, lwork = -1;
+    T query = 0;
+    lapack::geqrf(&m, &n, a->data(), &lda, tau->data(), &query, &lwork, &info);
+    std::vector<T> work(static_cast<std::size_t>(query) + 1);
+    lwork = static_cast<int>(work.size());
+    lapack::geqrf(&m, &n, a->data(), &lda, tau->data(), work.data(), &lwork, &info);
+    lapack_check(info, "geqrf");
+    a.write_back();
+    tau.write_back();
+  }
+
+  template <class T>
+  void thin_q(MatrixView<T> a_in, MatrixView<const T> tau_in) {
+    OnHost<T> a(*this, a_in);
+    const int m = lapack_int(a->rows(), "A.rows"), n = lapack_int(a->cols(), "A.cols");
+    const int lda = lapack_int(a->ld(), "A.ld");
+    std::vector<T> tau(static_cast<std::size_t>(n));
+    this->copy(tau_in, MatrixView<T>(tau.data(), n, 1, n, MemorySpace::Host));
+    int info = 0, lwork = -1;
+    T query = 0;
+    lapack::orgqr(&m, &n, &n, a->data(), &lda, tau.data(), &query, &lwork, &info);
+    std::vector<T> work(static_cast<std::size_t>(query) + 1);
+    lwork = static_cast<int>(work.size());
+    lapack::orgqr(&m, &n, &n, a->data(), &lda, tau.data(), work.data(), &lwork, &info);
+    lapack_check(info, "orgqr");
+    a.write_back();
   }
 };
 

@@ -1,5 +1,6 @@
-// The dense factorization family: Householder QR, Cholesky, triangular solves, the symmetric
-// eigensolver and the small SVDs (LAPACK on the host, cuSOLVER and the library's own kernels on CUDA).
+// The dense factorization family: Householder QR (FP32 and FP64), Cholesky, triangular solves and the
+// symmetric eigensolver of FP64 Gram matrices, and the small SVDs (LAPACK on the host, cuSOLVER and
+// the library's own kernels on CUDA).
 #pragma once
 
 #include <string>
@@ -10,26 +11,41 @@
 
 namespace randnla {
 
-/// Dense factorizations of matrices in the context's memory. Each public member checks its
-/// arguments once (InvalidArgument naming the parameter and value) and handles the empty cases,
-/// then calls the backend's unchecked hook.
-class FactorizationOps : public virtual DeviceContext {
+/// Householder QR and its thin Q in one precision T (float or double): the family's typed part,
+/// so that a precision is a base class of FactorizationOps, not a new member.
+template <class T>
+class HouseholderQrOps : public virtual DeviceContext {
  public:
   /// Householder QR of A (m x n, m >= n; LAPACK/cuSOLVER geqrf): R in A's upper triangle, the
   /// reflectors below it, their scalars in tau (n x 1).
-  void qr(MatrixView<float> a, MatrixView<float> tau) {
+  void qr(MatrixView<T> a, MatrixView<T> tau) {
     mine(a, "A"), mine(tau, "tau");
     require_tall(a, "A");
     require_shape(tau, a.cols(), 1, "tau");
     if (a.cols() > 0) do_qr(a, tau);
   }
   /// A := the thin Q (m x n) from qr's reflectors and tau (orgqr).
-  void form_q(MatrixView<float> a, MatrixView<const float> tau) {
+  void form_q(MatrixView<T> a, MatrixView<const T> tau) {
     mine(a, "A"), mine(tau, "tau");
     require_tall(a, "A");
     require_shape(tau, a.cols(), 1, "tau");
     if (a.cols() > 0) do_form_q(a, tau);
   }
+
+ protected:
+  virtual void do_qr(MatrixView<T> a, MatrixView<T> tau) = 0;
+  virtual void do_form_q(MatrixView<T> a, MatrixView<const T> tau) = 0;
+};
+
+/// Dense factorizations of matrices in the context's memory. Each public member checks its
+/// arguments once (InvalidArgument naming the parameter and value) and handles the empty cases,
+/// then calls the backend's unchecked hook.
+class FactorizationOps : public virtual HouseholderQrOps<float>, public virtual HouseholderQrOps<double> {
+ public:
+  using HouseholderQrOps<float>::qr;
+  using HouseholderQrOps<double>::qr;
+  using HouseholderQrOps<float>::form_q;
+  using HouseholderQrOps<double>::form_q;
   /// Cholesky factorization of the SPD matrix G (n x n, FP64; its upper triangle is read): R
   /// (upper, R^T R = G) in G's upper triangle, the strict lower triangle left as it was (potrf).
   /// Returns 0, or the 1-based index of the first pivot that is not positive and finite
@@ -73,8 +89,6 @@ class FactorizationOps : public virtual DeviceContext {
   }
 
  protected:
-  virtual void do_qr(MatrixView<float> a, MatrixView<float> tau) = 0;
-  virtual void do_form_q(MatrixView<float> a, MatrixView<const float> tau) = 0;
   virtual int do_cholesky(MatrixView<double> g) = 0;
   virtual void do_triangular_solve(Side side, Op op, double alpha, MatrixView<const double> r, MatrixView<double> b) = 0;
   virtual void do_symmetric_eig(MatrixView<double> g, MatrixView<double> w) = 0;
