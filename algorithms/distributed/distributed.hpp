@@ -98,8 +98,10 @@ DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator&
 /// no memory beyond the column-major call's. Results, checks and errors as the column-major call's.
 DistributedQrResult distributed_tsqr(Backend& backend, Communicator& comm, Transposed<const float> a,
                                      const MatrixAllocator& outputs = nullptr);
+/// distributed_cholesky_qr2 of a row-major block A_i, given as A_i^T: as distributed_tsqr's overload above.
 DistributedQrResult distributed_cholesky_qr2(Backend& backend, Communicator& comm, Transposed<const float> a,
                                              const MatrixAllocator& outputs = nullptr);
+/// distributed_rand_cholesky_qr of a row-major block A_i, given as A_i^T: as distributed_tsqr's overload above.
 DistributedQrResult distributed_rand_cholesky_qr(Backend& backend, Communicator& comm, Transposed<const float> a,
                                                  const MatrixAllocator& outputs = nullptr);
 

@@ -85,6 +85,7 @@ struct RsvdResultOf {
   Matrix<T> V;  ///< n x k, orthonormal columns; A ~ U diag(S) V^T
   RsvdReport report;  ///< what ran, the phases' times and the error estimate
 };
+/// The randomized SVD of FP32 data (every entry but rsvd() of FP64 data returns it).
 using RsvdResult = RsvdResultOf<float>;
 
 /// Rank-k randomized SVD of A (m x n, FP32, LayoutLeft, in the backend's memory; A is not modified).
