@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "randnla/backends.hpp"
@@ -49,24 +50,17 @@ Matrix<float> test_matrix(Backend& b, index_t n, index_t rank) {
   return a;
 }
 
-double exact_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u, MatrixView<const float> s,
-                   MatrixView<const float> v, double norm_a) {
-  Matrix<float> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
+/// ||A - U diag(S) V^T||_F / ||A||_F, the residual formed on the device in A's precision.
+template <class T>
+double exact_error(Backend& b, MatrixView<const T> a, MatrixView<const T> u, MatrixView<const T> s,
+                   MatrixView<const T> v, double norm_a) {
+  Matrix<T> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
   b.copy(a, e.view());
   b.copy(u, us.view());
   b.scale_columns(s, us.view());
-  b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
-  return b.frobenius_norm(e) / norm_a;
-}
-
-double exact_error(Backend& b, MatrixView<const double> a, MatrixView<const double> u, MatrixView<const double> s,
-                   MatrixView<const double> v, double norm_a) {
-  Matrix<double> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
-  b.copy(a, e.view());
-  b.copy(u, us.view());
-  b.scale_columns(s, us.view());
-  b.product(Op::N, Op::T, -1.0, us, v, 1.0, e);
-  return b.frobenius_norm(e) / norm_a;
+  if constexpr (std::is_same<T, float>::value) b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
+  else b.product(Op::N, Op::T, -1.0, us, v, 1.0, e);
+  return b.frobenius_norm(MatrixView<const T>(e.view())) / norm_a;
 }
 
 /// FP64 data: the benchmark's matrix converted to FP64, rsvd of FP64 data (auto) against FP64
@@ -86,7 +80,7 @@ void run_double(Backend& b, const std::vector<index_t>& sizes) {
       const double ms_peer = gesvdr_median_ms(a.data(), static_cast<int>(n), static_cast<int>(n), static_cast<int>(kRank),
                                               static_cast<int>(kOversampling), q, s.data(), u.data(), v.data(), &copy_ms);
       std::printf("fp64 n=%ld q=%d %-14s total %8.3f ms (A copy %.3f ms excluded)  error %.4e\n", static_cast<long>(n), q,
-                  "gesvdr-fp64", ms_peer, copy_ms, exact_error(b, a, u, s, v, norm_a));
+                  "gesvdr-fp64", ms_peer, copy_ms, exact_error<double>(b, a, u, s, v, norm_a));
 #endif
       RsvdOptions o;
       o.oversampling = kOversampling;
@@ -99,7 +93,7 @@ void run_double(Backend& b, const std::vector<index_t>& sizes) {
       std::string orth;
       for (const std::string& name : med.report.orthonormalizers) orth += (orth.empty() ? "" : ",") + name;
       std::printf("fp64 n=%ld q=%d %-14s total %8.3f ms  error %.4e  [%s] %s; %s\n", static_cast<long>(n), q, "rsvd-fp64",
-                  med.report.total_ms(), exact_error(b, a, med.U, med.S, med.V, norm_a),
+                  med.report.total_ms(), exact_error<double>(b, a, med.U, med.S, med.V, norm_a),
                   med.report.phases.to_string().c_str(), med.report.sketch_kernel.c_str(), orth.c_str());
       std::fflush(stdout);
     }
@@ -169,7 +163,7 @@ int main(int argc, char** argv) {
 #if defined(RANDNLA_BENCH_GESVDR)
       const double ms_peer = gesvdr_median_ms(a.data(), static_cast<int>(n), static_cast<int>(n), static_cast<int>(k),
                                               static_cast<int>(p), q, s.data(), u.data(), v.data(), &copy_ms);
-      const double err_peer = exact_error(*b, a, u, s, v, norm_a);
+      const double err_peer = exact_error<float>(*b, a, u, s, v, norm_a);
       std::printf("n=%ld q=%d %-14s total %8.3f ms (A copy %.3f ms excluded)  error %.4e\n", static_cast<long>(n), q,
                   "gesvdr", ms_peer, copy_ms, err_peer);
 #endif
@@ -188,7 +182,7 @@ int main(int argc, char** argv) {
                   [](const RsvdResult& x, const RsvdResult& y) { return x.report.total_ms() < y.report.total_ms(); });
         const RsvdResult& med = runs[runs.size() / 2];
         const RsvdReport& rp = med.report;
-        const double err = exact_error(*b, a, med.U, med.S, med.V, norm_a);
+        const double err = exact_error<float>(*b, a, med.U, med.S, med.V, norm_a);
         std::string orth;
         for (const std::string& name : rp.orthonormalizers) orth += (orth.empty() ? "" : ",") + name;
         std::printf("n=%ld q=%d %-14s total %8.3f ms  error %.4e  [%s] %s; %s\n", static_cast<long>(n), q,
