@@ -315,11 +315,11 @@ TEST(SvdThroughGram, MatchesLapackOnGradedAndRankDeficientMatrices) {
   }
 }
 
-// A V of a large A formed in A's FP64 copy a block of rows at a time (140000 x 240 in FP64 is
-// above svd_through_gram's 256 MiB a block: two blocks, the second of 190 rows), checked against
+// U of a large A formed a block of rows at a time (140000 x 240 in FP64 is above
+// svd_through_gram's 64 MiB a block: five blocks, the last of 192 rows), checked against
 // the exact SVD of A = C V^T: C's columns of disjoint supports (rows i = j mod n) and norms sigma_j,
 // so U = C diag(sigma)^-1; V orthogonal. Rows of U from either block that are wrong show in U.
-TEST(SvdThroughGram, LargeAVFormedInBlocksOfRowsMatchesTheExactSvd) {
+TEST(SvdThroughGram, LargeUFormedInBlocksOfRowsMatchesTheExactSvd) {
   auto b = make_backend(BackendKind::Host);
   const index_t m = 140000, n = 240;
   std::vector<double> sigma(n), ones(n, 1.0);
@@ -351,7 +351,7 @@ TEST(SvdThroughGram, LargeAVFormedInBlocksOfRowsMatchesTheExactSvd) {
 
 // A given up (moved in) is released once its FP64 copy is made: the same U, s and V bit for bit as
 // from a view of it, at a peak of the library's memory lower by A's m n floats.
-TEST(SvdThroughGram, AGivenUpIsReleasedBeforeAVIsFormed) {
+TEST(SvdThroughGram, AGivenUpIsReleasedBeforeUIsFormed) {
   auto b = make_backend(BackendKind::Host);
   const index_t m = 20000, n = 64;
   const auto a = test::random_matrix(m, n, test::Elements::Normal, 29);
@@ -370,6 +370,28 @@ TEST(SvdThroughGram, AGivenUpIsReleasedBeforeAVIsFormed) {
   for (const auto& [x, y] : {std::pair{&u, &u2}, {&s, &s2}, {&v, &v2}})
     for (index_t j = 0; j < x->cols(); ++j)
       for (index_t i = 0; i < x->rows(); ++i) ASSERT_EQ(x->view()(i, j), y->view()(i, j)) << i << ", " << j;
+}
+
+// U is formed and orthonormalised in its own memory: besides A's FP64 copy the call holds two
+// blocks of 64 MiB of rows and small matrices, no m x n FP64 A V (300000 x 32 in FP64: 77 MB, two
+// blocks); U, s and V still those of A (s against an FP64 SVD, U and V orthonormal).
+TEST(SvdThroughGram, UIsOrthonormalisedWithoutAnotherFp64MatrixOfAsSize) {
+  auto b = make_backend(BackendKind::Host);
+  const index_t m = 300000, n = 32;
+  std::vector<double> sigma(n);
+  for (index_t i = 0; i < n; ++i) sigma[i] = std::pow(1e4, -static_cast<double>(i) / (n - 1));
+  const auto a = test::matrix_with_spectrum(m, n, sigma, 31);
+  Matrix<float> u(*b, m, n), s(*b, n, 1), v(*b, n, n);
+  const std::size_t before = b->memory_use().bytes;
+  b->reset_peak_memory();
+  svd_through_gram(*b, a.cview(), u.view(), s.view(), v.view());
+  const std::size_t fp64_copy = static_cast<std::size_t>(m * n) * sizeof(double), blocks = 2u * (64u << 20);
+  EXPECT_LE(b->memory_use().peak_bytes - before, fp64_copy + blocks + (1u << 20));
+  const auto exact = test::singular_values(a.cview());
+  for (index_t i = 0; i < n; ++i) EXPECT_NEAR(s.data()[i], exact[i], 1e-6 * exact[0]) << i;
+  EXPECT_LT(test::lowrank_relative_error(a.cview(), u.view(), s.view(), v.view()), 1e-6);
+  EXPECT_LT(test::orthogonality_loss(u.view()), 1e-5);
+  EXPECT_LT(test::orthogonality_loss(v.view()), 1e-6);
 }
 
 }  // namespace

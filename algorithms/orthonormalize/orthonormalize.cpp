@@ -1,6 +1,7 @@
 #include "orthonormalize.hpp"
 
 #include "cholesky_qr_ops.hpp"
+#include "cholesky_step.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,13 +18,6 @@
 namespace randnla {
 
 namespace {
-
-/// The unit roundoff of Q's precision: how near I an equilibrated Gram matrix must be for Auto to
-/// take Q = Y D without another pass.
-template <class T>
-constexpr double unit_roundoff() {
-  return std::is_same<T, float>::value ? 0x1p-24 : 0x1p-53;
-}
 
 /// An FP64 panel Y (m x l) where the CholeskyQR chain reads it: column-major, or stored as Y^T
 /// (l x m, column-major: a row-major Y's memory), every product then with the roles swapped
@@ -103,17 +97,15 @@ void write_scaled(Backend& b, const Panel& y, MatrixView<const double> d, Matrix
   write_q(b, scaled.view(), q);
 }
 
-/// One CholeskyQR pass on the equilibrated Gram matrix: next := Y R^{-1} with R^{-1} = D R'^{-1},
-/// R'^T R' = D G D (R^T R = G: the factor of a Cholesky that did not see Y's column scaling). With
-/// `identity_tolerance` > 0, a D G D within it of I ends the pass with Q = Y D (Pass::Scaled, D in
-/// d). Y is not written.
+/// One CholeskyQR pass (cholesky_step): next := Y R^{-1}, or Pass::Scaled with Q = Y D (D in d).
+/// Y is not written.
 Pass cholesky_qr_pass(Backend& b, const Panel& y, Matrix<double>& next, Matrix<double>& d, double identity_tolerance) {
-  Matrix<double> g = gram(b, y);
-  b.ops<CholeskyQrOps>().equilibrate(g, d);
-  if (identity_tolerance > 0 && distance_from_identity(b, g) <= identity_tolerance) return Pass::Scaled;
-  Matrix<double> rinv(b, y.cols(), y.cols(), "R^-1");
-  if (!inverse_cholesky_factor(b, g, rinv)) return Pass::Breakdown;
-  b.scale_rows(d, rinv);
+  Matrix<double> g = gram(b, y), rinv(b, y.cols(), y.cols(), "R^-1");
+  switch (cholesky_step(b, g, d, rinv, identity_tolerance)) {
+    case CholeskyStep::Scaled: return Pass::Scaled;
+    case CholeskyStep::Breakdown: return Pass::Breakdown;
+    case CholeskyStep::Factored: break;
+  }
   next = multiply_by_inverse_factor(b, y, rinv);
   return Pass::Cholesky;
 }
@@ -436,6 +428,15 @@ void require_tall(MatrixView<const float> y) {
 }
 
 }  // namespace
+
+CholeskyStep cholesky_step(Backend& b, MatrixView<double> g, MatrixView<double> d, MatrixView<double> rinv,
+                           double identity_tolerance) {
+  b.ops<CholeskyQrOps>().equilibrate(g, d);
+  if (identity_tolerance > 0 && distance_from_identity(b, g) <= identity_tolerance) return CholeskyStep::Scaled;
+  if (!inverse_cholesky_factor(b, g, rinv)) return CholeskyStep::Breakdown;
+  b.scale_rows(d, rinv);
+  return CholeskyStep::Factored;
+}
 
 Orthonormalizer orthonormalize(Backend& backend, MatrixView<float> y, Orthonormalizer method) {
   require_tall(y);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
+
+#include "randnla/orthonormalize/cholesky_step.hpp"
 
 namespace randnla {
 namespace {
@@ -55,31 +58,114 @@ void make_diagonal_positive(Backend& b, MatrixView<const double> av, MatrixView<
   b.scale_columns(sg, u);
 }
 
-/// The rows of A V formed at a time where A V is formed over A's FP64 copy: all of them (one product
-/// into a second m x n matrix) up to 256 MiB, else blocks of rows of 256 MiB at most.
+/// The rows of U formed at a time: all of them up to 64 MiB in FP64, else blocks of rows of
+/// 64 MiB at most (products of 30000 x 272 by 272 x 272 keep a GPU busy).
 index_t rows_per_block(index_t m, index_t n) {
-  constexpr double kBlockBytes = 256.0 * (1 << 20);
+  constexpr double kBlockBytes = 64.0 * (1 << 20);
   const double row_bytes = 8.0 * static_cast<double>(std::max<index_t>(n, 1));
   return std::max<index_t>(1, std::min<index_t>(m, static_cast<index_t>(kBlockBytes / row_bytes)));
 }
 
-/// A V (FP64, m x n) with V := the eigenvectors of G = A^T A in `g` and w := its eigenvalues
-/// (descending), from A's FP64 copy `ad`. A large A V is formed in `ad` a block of rows at a time:
-/// with its orthonormalisation (up to one more m x n FP64 matrix), it is the peak of an RSVD of a
-/// large sparse matrix (n = l; 30 GB each at 14.3M x 266), which a second copy would raise by a third.
-Matrix<double> times_gram_eigenvectors(Backend& b, Matrix<double> ad, Matrix<double>& g, Matrix<double>& w) {
-  const index_t m = ad.rows(), n = ad.cols(), rows = rows_per_block(m, n);
-  b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
-  b.symmetric_eig(g, w);
-  Matrix<double> block(b, rows, n, rows == m ? "AV" : "AV, a block of rows");
-  if (rows == m) {
-    b.product(Op::N, Op::N, 1.0, ad, g, 0.0, block);
-    return block;
+void write_rows(Backend& b, MatrixView<const double> x, MatrixView<float> u) { b.convert(x, u); }
+void write_rows(Backend& b, MatrixView<const double> x, MatrixView<double> u) { b.copy(x, u); }
+void read_rows(Backend& b, MatrixView<const float> u, MatrixView<double> x) { b.convert(u, x); }
+void read_rows(Backend& b, MatrixView<const double> u, MatrixView<double> x) { b.copy(u, x); }
+
+/// Sweeps over U's rows, a block at a time through two FP64 buffers of rows_per_block rows: U := X M
+/// in U's precision with G := (X M)^T (X M) summed in FP64 before U's rounding (the next
+/// CholeskyQR pass's Gram matrix, without another sweep).
+template <class T>
+class RowSweeps {
+ public:
+  RowSweeps(Backend& b, MatrixView<T> u)
+      : b_(b), u_(u), rows_(rows_per_block(u.rows(), u.cols())), in_(b, rows_, u.cols(), "rows of U in FP64"),
+        out_(b, rows_, u.cols(), "rows of U, multiplied") {}
+  /// U := X M, X = A (m x n, FP64).
+  void multiply(MatrixView<const double> x, MatrixView<const double> mm, MatrixView<double> g) {
+    sweep(mm, g, [&](index_t i0, index_t r) { return x.block(i0, 0, r, x.cols()); });
   }
+  /// U := U R.
+  void multiply_in_place(MatrixView<const double> r, MatrixView<double> g) {
+    sweep(r, g, [&](index_t i0, index_t r_rows) {
+      const MatrixView<double> rows = in_.view().block(0, 0, r_rows, u_.cols());
+      read_rows(b_, MatrixView<const T>(u_.block(i0, 0, r_rows, u_.cols())), rows);
+      return MatrixView<const double>(rows);
+    });
+  }
+
+ private:
+  template <class RowsOfX>
+  void sweep(MatrixView<const double> mm, MatrixView<double> g, RowsOfX rows_of_x) {
+    const index_t m = u_.rows(), n = u_.cols();
+    for (index_t i0 = 0; i0 < m; i0 += rows_) {
+      const index_t r = std::min(rows_, m - i0);
+      const MatrixView<double> product = out_.view().block(0, 0, r, n);
+      b_.product(Op::N, Op::N, 1.0, rows_of_x(i0, r), mm, 0.0, product);
+      b_.product(Op::T, Op::N, 1.0, MatrixView<const double>(product), product, i0 == 0 ? 0.0 : 1.0, g);
+      write_rows(b_, product, u_.block(i0, 0, r, n));
+    }
+  }
+  Backend& b_;
+  MatrixView<T> u_;
+  index_t rows_;
+  Matrix<double> in_, out_;
+};
+
+/// V D, D = diag(1/s) where s = sqrt(w) > 0 (1 elsewhere): A V D has unit columns.
+Matrix<double> scaled_eigenvectors(Backend& b, MatrixView<const double> v, MatrixView<const double> w) {
+  const index_t n = w.rows();
+  std::vector<double> hw(static_cast<std::size_t>(n));
+  b.copy(w, MatrixView<double>(hw.data(), n, 1, n, MemorySpace::Host));
+  for (double& x : hw) x = x > 0 ? 1.0 / std::sqrt(x) : 1.0;
+  Matrix<double> d(b, n, 1, "1/s"), vd(b, n, n, "V D");
+  b.copy(MatrixView<const double>(hw.data(), n, 1, n, MemorySpace::Host), d.view());
+  b.copy(v, vd.view());
+  b.scale_columns(d, vd.view());
+  return vd;
+}
+
+/// U := D-scaled columns of U (d FP64), in U's precision.
+void scale_columns(Backend& b, MatrixView<const double> d, MatrixView<double> u) { b.scale_columns(d, u); }
+void scale_columns(Backend& b, MatrixView<const double> d, MatrixView<float> u) {
+  Matrix<float> d32(b, d.rows(), 1, "D");
+  b.convert(d, d32.view());
+  b.scale_columns(d32, u);
+}
+
+/// U := orth(A V) in U's precision, streamed through U's memory: U = A V D (A V's columns have the
+/// norms s), then CholeskyQR passes on U in place (cholesky_step) until its equilibrated Gram
+/// matrix is I to U's unit roundoff, at most two. No FP64 matrix of A's size besides A (A V and a
+/// pass's output were two: 60 GB at 14.3M x 266). Returns what ran, or nothing (U then
+/// unspecified) on a breakdown or a U that is no basis (||U||_F above 2 sqrt(n)).
+template <class T>
+std::optional<Orthonormalizer> streamed_cholesky_qr(Backend& b, MatrixView<const double> ad,
+                                                    MatrixView<const double> v, MatrixView<const double> w,
+                                                    MatrixView<T> u) {
+  const index_t n = ad.cols();
+  RowSweeps<T> sweeps(b, u);
+  Matrix<double> g(b, n, n, "G of U"), d(b, n, 1, "D"), rinv(b, n, n, "R^-1");
+  sweeps.multiply(ad, scaled_eigenvectors(b, v, w), g);
+  const Orthonormalizer ran[] = {Orthonormalizer::ColumnScaling, Orthonormalizer::CholeskyQR};
+  for (int pass = 0; pass < 2; ++pass) {
+    switch (cholesky_step(b, g, d, rinv, unit_roundoff<T>())) {
+      case CholeskyStep::Scaled: scale_columns(b, d, u); return ran[pass];
+      case CholeskyStep::Breakdown: return std::nullopt;
+      case CholeskyStep::Factored: sweeps.multiply_in_place(rinv, g); break;
+    }
+  }
+  const double norm = b.frobenius_norm(MatrixView<const T>(u));
+  if (!(norm <= 2.0 * std::sqrt(static_cast<double>(n)))) return std::nullopt;
+  return Orthonormalizer::CholeskyQR2;
+}
+
+/// A V in A's memory, a block of rows at a time (the fallback's input; A is not needed after it).
+Matrix<double> times_eigenvectors(Backend& b, Matrix<double> ad, MatrixView<const double> v) {
+  const index_t m = ad.rows(), n = ad.cols(), rows = rows_per_block(m, n);
+  Matrix<double> block(b, rows, n, "AV, a block of rows");
   for (index_t i0 = 0; i0 < m; i0 += rows) {
     const index_t r = std::min(rows, m - i0);
     const MatrixView<double> part = block.view().block(0, 0, r, n), rows_of_ad = ad.view().block(i0, 0, r, n);
-    b.product(Op::N, Op::N, 1.0, MatrixView<const double>(rows_of_ad), g, 0.0, part);
+    b.product(Op::N, Op::N, 1.0, MatrixView<const double>(rows_of_ad), v, 0.0, part);
     b.copy(MatrixView<const double>(part), rows_of_ad);
   }
   return ad;
@@ -101,7 +187,7 @@ Matrix<double> fp64_copy(Backend& b, MatrixView<const float> a) {
   return ad;
 }
 
-/// U := the orthonormalised A V in U's precision: FP32 straight from the FP64 A V, FP64 in place.
+/// U := the orthonormalised A V in U's precision (orthonormalize, Auto: its whole chain).
 Orthonormalizer orthonormalized(Backend& b, MatrixView<const double> av, MatrixView<float> u) {
   return orthonormalize(b, av, u, Orthonormalizer::Auto);
 }
@@ -113,14 +199,19 @@ Orthonormalizer orthonormalized(Backend& b, MatrixView<const double> av, MatrixV
 void write_v(Backend& b, MatrixView<const double> g, MatrixView<float> v) { b.convert(g, v); }
 void write_v(Backend& b, MatrixView<const double> g, MatrixView<double> v) { b.copy(g, v); }
 
-/// svd_through_gram from A's FP64 copy.
+/// svd_through_gram from A's FP64 copy, which it may overwrite: U by streamed_cholesky_qr, else
+/// (a breakdown: A V rank-deficient or too ill-conditioned for CholeskyQR2) by orthonormalize's
+/// chain on A V, formed in A's memory.
 template <class T>
 Orthonormalizer svd_of_fp64_copy(Backend& b, Matrix<double> ad, MatrixView<T> u, MatrixView<T> s, MatrixView<T> v) {
   const index_t n = ad.cols();
   Matrix<double> g(b, n, n, "G"), w(b, n, 1, "w");
-  const Matrix<double> av = times_gram_eigenvectors(b, std::move(ad), g, w);
+  b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
+  b.symmetric_eig(g, w);
   write_v(b, g.view(), v);
   singular_values(b, w, s);
+  if (const std::optional<Orthonormalizer> ran = streamed_cholesky_qr(b, ad.view(), g.view(), w.view(), u)) return *ran;
+  const Matrix<double> av = times_eigenvectors(b, std::move(ad), g.view());
   const Orthonormalizer used = orthonormalized(b, av.view(), u);
   if (used == Orthonormalizer::Householder) make_diagonal_positive(b, av, u);
   return used;
@@ -148,7 +239,7 @@ Orthonormalizer svd_through_gram(Backend& b, Matrix<double>&& a, MatrixView<doub
                                  MatrixView<double> v) {
   require_thin_svd_shapes(a.view(), u, s, v);
   if (a.cols() == 0) return Orthonormalizer::Auto;
-  return svd_of_fp64_copy(b, std::move(a), u, s, v);  // A V is formed in A's memory where it is large
+  return svd_of_fp64_copy(b, std::move(a), u, s, v);
 }
 
 }  // namespace randnla

@@ -68,14 +68,14 @@ struct TsqrResult {
 /// than the CUDA blocks (n > 128) is factored in panels of 128 columns, each orthogonalised
 /// against the ones before it by BCGS2 (Barlow & Smoktunowicz 2013, Algorithm 2: project, factor
 /// by the tree, project the factor's Q, factor again). The second factorisation, of a panel of
-/// condition number about 1, is CholeskyQR2 with FP64 Gram sums (8 MiB of rows in FP64 at a time),
+/// condition number about 1, is CholeskyQR2 with FP64 Gram sums (16 MiB of rows in FP64 at a time),
 /// checked orthonormal to 2^-20 sqrt(w) (w: its columns), else the tree (report.cholesky_qr2_panels counts the
 /// first kind).
 /// Backward stable like Householder QR: ||A - Q R|| and ||Q^T Q - I|| are O(u) times a small
 /// factor of the tree's depth (with panels, while cond(A) u stays below 1; FP32 rounding of A
 /// keeps it there in practice: the tests hold 1e-5 up to cond 1e15).
 /// Memory besides A and the outputs: the stacked R factors, m n / leaf_rows x n at the first level
-/// (FP32), less above; with panels, 8 MiB for CholeskyQR2, and with form_q = false an m x n matrix
+/// (FP32), less above; with panels, 32 MiB for CholeskyQR2, and with form_q = false an m x n matrix
 /// for them. Throws InvalidArgument for m < n, n = 0, leaf_rows out of range, a q_buffer
 /// of another shape or memory space.
 TsqrResult tsqr(Backend& backend, MatrixView<const float> a, const TsqrOptions& options = {},
