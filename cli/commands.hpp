@@ -86,6 +86,9 @@ struct InputMatrix {
 /// Reads the input of a command that reads sparse matrices, refusing NaN/Inf and an all-zero matrix
 /// with a message naming the file; announces shape and storage (report()["input"]["storage"]).
 InputMatrix load_input(Backend& b, const std::string& path);
+/// The same for --precision double: a dense matrix in FP64 in the backend's memory (a float64 .npy
+/// exactly; io::read_matrix_fp64), refusing a sparse file, NaN/Inf and an all-zero matrix.
+Matrix<double> load_input_fp64(Backend& b, const std::string& path);
 /// A command's outputs as one set: checked before any work (refused when the directory holds one of
 /// them and --force was not given, or holds files that are not the command's), written into a
 /// temporary folder beside the directory and moved into place by one rename at commit(). Until
@@ -114,16 +117,22 @@ class OutputSet {
 
 /// Writes a backend matrix as FP32 .npy into the set.
 void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name);
+/// Writes a backend matrix as FP64 .npy into the set.
+void save_npy(Backend& b, MatrixView<const double> x, OutputSet& out, const std::string& name);
 /// Writes a backend column (size x 1) as a 1-D FP32 .npy into the set.
 void save_npy_vector(Backend& b, MatrixView<const float> column, OutputSet& out, const std::string& name);
 /// Refuses an input that is all zero (its SVD is S = 0 with any U, V: nothing to approximate).
 void require_nonzero(const io::DenseMatrix& a, const std::string& path);
 /// Throws NumericalBreakdown when a result holds NaN/Inf (instead of printing or writing it).
 void require_finite(Backend& b, MatrixView<const float> x, const std::string& what);
+void require_finite(Backend& b, MatrixView<const double> x, const std::string& what);
 
 /// ||A - U diag(S) V^T||_F / ||A||_F computed on the backend (needs an m x n buffer).
 double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,
                             MatrixView<const float> s, MatrixView<const float> v);
+/// The same in FP64.
+double exact_relative_error(Backend& b, MatrixView<const double> a, MatrixView<const double> u,
+                            MatrixView<const double> s, MatrixView<const double> v);
 
 /// Prints a progress line for a phase on stderr once the run has lasted longer than two seconds.
 class Progress {

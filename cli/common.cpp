@@ -172,6 +172,22 @@ InputMatrix load_input(Backend& b, const std::string& path) {
   return in;
 }
 
+Matrix<double> load_input_fp64(Backend& b, const std::string& path) {
+  io::DenseMatrix64 m = io::read_matrix_fp64(path);
+  std::int64_t bad = 0, nonzero = 0;
+  for (double v : m.data) bad += !std::isfinite(v), nonzero += v != 0.0;
+  if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+  if (nonzero == 0)
+    throw InvalidArgument("file", "'" + path + "'",
+                          "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+  report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}, {"storage", "dense FP64"}};
+  announce_input(path, std::to_string(m.rows) + " x " + std::to_string(m.cols), m.source_type, ", kept in FP64");
+  Matrix<double> a(b, m.rows, m.cols, "A");
+  b.copy(MatrixView<const double>(m.data.data(), m.rows, m.cols, std::max<std::int64_t>(m.rows, 1), MemorySpace::Host),
+         a.view());
+  return a;
+}
+
 Matrix<float> to_backend(Backend& b, io::DenseMatrix m) {
   const index_t ld = m.rows > 1 ? m.rows : 1;
   if (b.memory_space() == MemorySpace::Host) {  // the loaded data itself, not a copy
@@ -320,17 +336,42 @@ void OutputSet::commit() {
 namespace {
 
 /// x copied to the host, refused where it holds NaN/Inf.
-std::vector<float> finite_host_copy(Backend& b, MatrixView<const float> x, const std::string& name) {
-  std::vector<float> host(static_cast<std::size_t>(x.size()));
-  b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
-  for (float v : host)
+template <class T>
+std::vector<T> finite_host_copy(Backend& b, MatrixView<const T> x, const std::string& name) {
+  std::vector<T> host(static_cast<std::size_t>(x.size()));
+  b.copy(x, MatrixView<T>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
+  for (T v : host)
     if (!std::isfinite(v)) throw NumericalBreakdown(name + " holds NaN/Inf: nothing written");
   return host;
+}
+
+void subtract_product(Backend& b, MatrixView<const float> us, MatrixView<const float> v, MatrixView<float> e) {
+  b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
+}
+void subtract_product(Backend& b, MatrixView<const double> us, MatrixView<const double> v, MatrixView<double> e) {
+  b.product(Op::N, Op::T, -1.0, us, v, 1.0, e);
+}
+
+/// ||A - U diag(S) V^T||_F / ||A||_F in T.
+template <class T>
+double relative_error_of(Backend& b, MatrixView<const T> a, MatrixView<const T> u, MatrixView<const T> s,
+                         MatrixView<const T> v) {
+  Matrix<T> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
+  b.copy(a, e.view());
+  b.copy(u, us.view());
+  b.scale_columns(s, us.view());
+  subtract_product(b, us, v, e);
+  const double norm = b.frobenius_norm(a);
+  return norm > 0 ? b.frobenius_norm(MatrixView<const T>(e.view())) / norm : 0.0;
 }
 
 }  // namespace
 
 void save_npy(Backend& b, MatrixView<const float> x, OutputSet& out, const std::string& name) {
+  out.write(name, io::npy_bytes(finite_host_copy(b, x, name).data(), x.rows(), x.cols()));
+}
+
+void save_npy(Backend& b, MatrixView<const double> x, OutputSet& out, const std::string& name) {
   out.write(name, io::npy_bytes(finite_host_copy(b, x, name).data(), x.rows(), x.cols()));
 }
 
@@ -346,22 +387,31 @@ void require_nonzero(const io::DenseMatrix& a, const std::string& path) {
                         "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
 }
 
-void require_finite(Backend& b, MatrixView<const float> x, const std::string& what) {
-  std::vector<float> host(static_cast<std::size_t>(x.size()));
-  b.copy(x, MatrixView<float>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
-  for (float v : host)
+namespace {
+template <class T>
+void require_finite_entries(Backend& b, MatrixView<const T> x, const std::string& what) {
+  std::vector<T> host(static_cast<std::size_t>(x.size()));
+  b.copy(x, MatrixView<T>(host.data(), x.rows(), x.cols(), x.rows() > 1 ? x.rows() : 1, MemorySpace::Host));
+  for (T v : host)
     if (!std::isfinite(v)) throw NumericalBreakdown(what + " holds NaN/Inf (the input may be rank deficient)");
+}
+}  // namespace
+
+void require_finite(Backend& b, MatrixView<const float> x, const std::string& what) {
+  require_finite_entries(b, x, what);
+}
+void require_finite(Backend& b, MatrixView<const double> x, const std::string& what) {
+  require_finite_entries(b, x, what);
 }
 
 double exact_relative_error(Backend& b, MatrixView<const float> a, MatrixView<const float> u,
                             MatrixView<const float> s, MatrixView<const float> v) {
-  Matrix<float> e(b, a.rows(), a.cols(), "E"), us(b, u.rows(), u.cols(), "US");
-  b.copy(a, e.view());
-  b.copy(u, us.view());
-  b.scale_columns(s, us.view());
-  b.product(Op::N, Op::T, -1.0f, us, v, 1.0f, e, ProductPrecision::fp32());
-  const double norm = b.frobenius_norm(a);
-  return norm > 0 ? b.frobenius_norm(e) / norm : 0.0;
+  return relative_error_of(b, a, u, s, v);
+}
+
+double exact_relative_error(Backend& b, MatrixView<const double> a, MatrixView<const double> u,
+                            MatrixView<const double> s, MatrixView<const double> v) {
+  return relative_error_of(b, a, u, s, v);
 }
 
 void Progress::operator()(const std::string& phase, double ms) {

@@ -511,6 +511,41 @@ with tempfile.TemporaryDirectory() as d:
     expect_error("rsvd 3-D refused", ["rsvd", "--input", os.path.join(d, "t3-C.npy"), "--rank", "2",
                                       "--output", os.path.join(d, "t3-rsvd")], "3-D array", "matrix", status=3)
 
+    # --precision double (#58 item 4): a float64 .npy of an exactly rank-10 matrix (singular values
+    # 1 to 1e-2) stays in FP64: U, S and V written as float64 recover A to 1e-12 (FP64 rounding
+    # times the spread; the FP32 run stops near 1e-7), and the report names the working precision.
+    # The modes FP64 data does not take yet are refused by name.
+    u0, _ = np.linalg.qr(rng.standard_normal((300, 10)))
+    v0, _ = np.linalg.qr(rng.standard_normal((200, 10)))
+    a64 = (u0 * np.logspace(0, -2, 10)) @ v0.T
+    a64_path = os.path.join(d, "a64.npy")
+    np.save(a64_path, a64)
+    errors = {}
+    for precision in ("single", "double"):
+        p_out, p_json = os.path.join(d, "p-" + precision), os.path.join(d, precision + ".json")
+        code, _, err = run("rsvd", "--input", a64_path, "--rank", "10", "--precision", precision, "--output", p_out,
+                           "--backend", "host", "--json", p_json)
+        if code != 0:
+            errors[precision] = (code, err.strip())
+            continue
+        uu, ss, vv = (np.load(os.path.join(p_out, f)) for f in ("U.npy", "S.npy", "V.npy"))
+        rel = np.linalg.norm(a64 - (uu.astype(np.float64) * ss.ravel()) @ vv.T) / np.linalg.norm(a64)
+        errors[precision] = (uu.dtype.name, ss.dtype.name, vv.dtype.name, rel, json.load(open(p_json))["result"]["precision"])
+    ok = (errors.get("double", ())[:3] == ("float64",) * 3 and errors["double"][3] < 1e-12 and errors["double"][4] == "double"
+          and errors.get("single", ())[:3] == ("float32",) * 3 and errors["single"][3] > 1e-9 and errors["single"][4] == "single")
+    check("--precision double keeps FP64 data and factors", ok, repr(errors))
+    expect_error("--precision double with --tolerance",
+                 ["rsvd", "--input", a64_path, "--tolerance", "0.1", "--precision", "double", "--backend", "host"],
+                 "--precision", "--rank only", stdout_empty=True)
+    expect_error("--precision quad", ["rsvd", "--input", a64_path, "--rank", "3", "--precision", "quad"], "--precision = quad",
+                 stdout_empty=True)
+    coordinate = os.path.join(d, "coo.mtx")
+    with open(coordinate, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n4 3 2\n1 1 1.0\n3 2 2.0\n")
+    expect_error("--precision double with sparse input",
+                 ["rsvd", "--input", coordinate, "--rank", "1", "--oversampling", "0", "--precision", "double",
+                  "--backend", "host", "--output", os.path.join(d, "p-sparse")], "coo.mtx", "sparse", "dense")
+
     # Compressed input (#56 item 2): truncated and corrupt gzip data refused naming the file.
     z = gzip.compress(open(good, "rb").read())
     for label, data, needle in [("truncated gzip", z[: len(z) // 2], "truncated gzip"),

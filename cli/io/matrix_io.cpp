@@ -232,9 +232,9 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& name) {
   return h;
 }
 
-}  // namespace
-
-DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims) {
+/// parse_npy's array with elements of type T (float32 and float64 converted to it).
+template <class T>
+BasicDenseMatrix<T> parse_npy_as(const std::string& bytes, const std::string& name, int max_dims) {
   const NpyHeader h = parse_npy_header(bytes, name);
   const std::string& descr = h.descr;
   const auto& dims = h.dims;
@@ -246,7 +246,7 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   else if (descr == "<f8") item = 8;
   else bad(name, "unsupported dtype '" + descr + "' (float32 or float64, little-endian)");
   const bool f_order = h.fortran_order;
-  DenseMatrix m;
+  BasicDenseMatrix<T> m;
   m.rows = dims[0];
   m.cols = 1;
   for (std::size_t d = 1; d < dims.size(); ++d) m.cols = checked_elements(m.cols, dims[d], name);
@@ -267,7 +267,7 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   for (std::size_t d = 1; d < nd; ++d) stride[d] = stride[d - 1] * dims[d - 1];
   std::int64_t at = 0;
   for (std::int64_t e = 0; e < count; ++e) {
-    const float v = item == 4 ? load<float>(p + e * 4) : static_cast<float>(load<double>(p + e * 8));
+    const T v = item == 4 ? static_cast<T>(load<float>(p + e * 4)) : static_cast<T>(load<double>(p + e * 8));
     m.data[static_cast<std::size_t>(f_order ? e : at)] = v;
     for (std::size_t d = nd; !f_order && d-- > 0;) {
       at += stride[d];
@@ -278,6 +278,12 @@ DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max
   }
   m.source_type = std::string(item == 4 ? "float32" : "float64") + (f_order ? " (Fortran order)" : " (C order)");
   return m;
+}
+
+}  // namespace
+
+DenseMatrix parse_npy(const std::string& bytes, const std::string& name, int max_dims) {
+  return parse_npy_as<float>(bytes, name, max_dims);
 }
 
 namespace {
@@ -704,6 +710,19 @@ DenseMatrix parse_by_name(const std::string& bytes, const std::string& path, int
 
 DenseMatrix read_matrix(const std::string& path, int max_dims) { return parse_by_name(read_file(path), path, max_dims); }
 
+DenseMatrix64 read_matrix_fp64(const std::string& path) {
+  const std::string bytes = read_file(path);
+  const std::string base = uncompressed_name(path);
+  if (ends_with(base, ".npy")) return parse_npy_as<double>(bytes, path, 2);
+  if ((ends_with(base, ".mtx") && is_mtx_coordinate(bytes)) || ends_with(base, ".npz"))
+    bad(path, "is a sparse matrix, which is read in FP32 (CSR): FP64 input is a dense file");
+  DenseMatrix m = parse_by_name(bytes, path, 2);
+  DenseMatrix64 wide;
+  wide.rows = m.rows, wide.cols = m.cols, wide.source_type = m.source_type;
+  wide.data.assign(m.data.begin(), m.data.end());
+  return wide;
+}
+
 std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path) {
   const std::string bytes = read_file(path);
   if (ends_with(uncompressed_name(path), ".mtx") && is_mtx_coordinate(bytes)) return parse_mtx_sparse(bytes, path);
@@ -713,10 +732,12 @@ std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& pa
 
 namespace {
 
-/// .npy version 1.0 bytes of `count` float32 elements in the order `shape` (e.g. "(3, 4)") and
-/// fortran_order say.
-std::string npy_with_shape(const float* data, std::int64_t count, const std::string& shape) {
-  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': " + shape + ", }";
+/// .npy version 1.0 bytes of `count` float32 or float64 elements in the order `shape` (e.g.
+/// "(3, 4)") and fortran_order say.
+template <class T>
+std::string npy_with_shape(const T* data, std::int64_t count, const std::string& shape) {
+  const char* descr = sizeof(T) == 4 ? "<f4" : "<f8";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': True, 'shape': " + shape + ", }";
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
@@ -724,7 +745,7 @@ std::string npy_with_shape(const float* data, std::int64_t count, const std::str
   const auto len = static_cast<std::uint16_t>(header.size());
   out.append(reinterpret_cast<const char*>(&len), 2);
   out += header;
-  out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count) * sizeof(float));
+  out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(count) * sizeof(T));
   return out;
 }
 
@@ -734,7 +755,15 @@ std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols) {
   return npy_with_shape(data, rows * cols, "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
 }
 
+std::string npy_bytes(const double* data, std::int64_t rows, std::int64_t cols) {
+  return npy_with_shape(data, rows * cols, "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
+}
+
 std::string npy_vector_bytes(const float* data, std::int64_t size) {
+  return npy_with_shape(data, size, "(" + std::to_string(size) + ",)");
+}
+
+std::string npy_vector_bytes(const double* data, std::int64_t size) {
   return npy_with_shape(data, size, "(" + std::to_string(size) + ",)");
 }
 

@@ -36,14 +36,18 @@ struct UninitializedAllocator : std::allocator<T> {
 };
 using FloatBuffer = std::vector<float, UninitializedAllocator<float>>;
 
-struct DenseMatrix {
+template <class T>
+struct BasicDenseMatrix {
   std::int64_t rows = 0, cols = 0;
-  FloatBuffer data;
-  std::string source_type;  ///< e.g. "float64 (C order)", converted to float32
+  std::vector<T, UninitializedAllocator<T>> data;
+  std::string source_type;  ///< e.g. "float64 (C order)", converted to T
   /// An N-D (N > 2) array's extents, first index fastest as in data (rows = extents[0], cols the
   /// product of the others: the mode-1 unfolding); empty for a matrix.
   std::vector<std::int64_t> extents;
 };
+using DenseMatrix = BasicDenseMatrix<float>;
+/// A matrix kept in FP64 (--precision double): a float64 .npy exactly, other files widened.
+using DenseMatrix64 = BasicDenseMatrix<double>;
 
 /// A sparse matrix on the host in compressed sparse row form, as randnla::CsrView describes it:
 /// zero-based, row i's entries at row_ptr[i] .. row_ptr[i + 1] - 1, each row's column indices
@@ -98,14 +102,22 @@ DenseMatrix parse_idx(const std::string& bytes, const std::string& name);
 /// By extension (.npy, .npz, .mtx, .idx/-ubyte, optionally .gz), after read_file; a .npy of up to
 /// `max_dims` dimensions (2: a matrix only); a sparse .mtx or .npz densified.
 DenseMatrix read_matrix(const std::string& path, int max_dims = 2);
+/// As read_matrix, the elements in FP64: a float64 .npy (optionally .gz) read exactly, any other
+/// dense file read as read_matrix reads it and widened (exactly: FP32 and the integer formats); a
+/// sparse one (coordinate .mtx, .npz) refused.
+DenseMatrix64 read_matrix_fp64(const std::string& path);
 /// As read_matrix, except that a coordinate Matrix Market file (.mtx, optionally .gz) and a
 /// scipy.sparse .npz stay sparse: CSR as parse_mtx_sparse and parse_npz_sparse read them.
 std::variant<DenseMatrix, SparseMatrix> read_matrix_or_csr(const std::string& path);
 
 /// .npy bytes of a float32 column-major matrix (fortran_order: True).
 std::string npy_bytes(const float* data, std::int64_t rows, std::int64_t cols);
+/// .npy bytes of a float64 column-major matrix.
+std::string npy_bytes(const double* data, std::int64_t rows, std::int64_t cols);
 /// .npy bytes of a float32 vector of `size` elements (shape (size,): scikit-learn's 1-D attributes).
 std::string npy_vector_bytes(const float* data, std::int64_t size);
+/// .npy bytes of a float64 vector of `size` elements.
+std::string npy_vector_bytes(const double* data, std::int64_t size);
 
 /// Writes bytes to path through a temporary file in the same directory and a rename, so no
 /// partial file is ever left. Refuses to replace an existing file unless `force`.
