@@ -14,7 +14,7 @@ jobs=${RANDNLA_JOBS:-$(nproc)}
 baseline=${1:-}
 out=.device
 rm -rf "$out" && mkdir -p "$out/bin-debian" "$out/bin-kokkos-cuda" "$out/lib"
-tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker test_gpu"
+tests="test_core test_philox test_host_gemm test_orthonormalize test_rsvd test_fp64 test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker test_gpu"
 
 # 1. CUDA backend against Debian's (host) Kokkos: scripts/test.sh's first configuration.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -53,7 +53,7 @@ if [ "${RANDNLA_BUNDLE_KOKKOS_CUDA:-1}" != 0 ] && [ -f .kokkos-cuda/lib/cmake/Ko
   cmake -S . -B build-kokkos-cuda -DKokkos_ROOT="$PWD/.kokkos-cuda" -DKokkosKernels_ROOT="$PWD/.kokkos-cuda" \
     -DCMAKE_CXX_COMPILER="$PWD/.kokkos-cuda/bin/nvcc_wrapper" -DRANDNLA_ENABLE_CUDA=ON >/dev/null
   cmake --build build-kokkos-cuda -j "$jobs"  # everything: the install below takes the tool too
-  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker; do
+  for t in test_gpu test_core test_philox test_orthonormalize test_rsvd test_fp64 test_kokkos_api test_layouts test_lra test_sparse_projection test_sparse_rsvd test_tsqr test_tucker; do
     cp build-kokkos-cuda/unit_tests/$t "$out/bin-kokkos-cuda/"
   done
   consumer=build-kokkos-cuda/consumer
