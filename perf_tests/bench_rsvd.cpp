@@ -123,7 +123,9 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool profile = argc > 3 && std::strcmp(argv[1], "--profile") == 0;
-  const SmallSvd small_svd = argc > 2 && !profile ? parse_enum<SmallSvd>(argv[2], "small svd") : RsvdOptions{}.small_svd;
+  const bool fp64 = argc > 1 && std::strcmp(argv[1], "--double") == 0;
+  const SmallSvd small_svd =
+      argc > 2 && !profile && !fp64 ? parse_enum<SmallSvd>(argv[2], "small svd") : RsvdOptions{}.small_svd;
   if (!cuda_available()) {
     std::printf("bench_rsvd: no GPU, nothing to measure\n");
     return 0;
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
     profile_one(*b, std::atol(argv[2]), std::atoi(argv[3]));
     return 0;
   }
-  if (argc > 1 && std::strcmp(argv[1], "--double") == 0) {
+  if (fp64) {
     const bool quick_double = argc > 2 && std::strcmp(argv[2], "--quick") == 0;
     run_double(*b, quick_double ? std::vector<index_t>{16384} : std::vector<index_t>{16384, 32768});
     return 0;

@@ -5,6 +5,7 @@
 // that read a row-major A as A^T say that they did so in place.
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -284,32 +285,33 @@ TEST(Layouts, TsqrROnlyOfARowMajorAStreamsItsRowsInChunks) {
 // orthonormalize on a row-major Y runs each method through Y^T and gives the column-major call's Q
 // to FP32 rounding (the same Gram matrices, sketches and fallbacks): a well-conditioned Y for the
 // CholeskyQR and preconditioned methods, Householder and Tsqr (through an m x l buffer), and an
-// ill-conditioned one (cond 1e10) for Auto, which falls back to the shifted CholeskyQR3.
+// ill-conditioned one (cond 1e10) for Auto, which needs a second pass: CholeskyQR2, or the shifted
+// CholeskyQR3 where the FP64 Gram sums' rounding (the backend's) breaks CholeskyQR2 down.
 TEST(Layouts, OrthonormalizeOfARowMajorYMatchesTheColumnMajorCall) {
   const index_t m = 300, l = 12;
   const test::HostMatrix<float> normal = test::random_matrix(m, l, test::Elements::Normal, 10);
   std::vector<double> sigma(static_cast<std::size_t>(l));
   for (index_t i = 0; i < l; ++i) sigma[i] = std::pow(1e-10, i / (l - 1.0));
   const test::HostMatrix<float> ill = test::matrix_with_spectrum(m, l, sigma, 11);
-  const auto run = [&](const test::HostMatrix<float>& y, Orthonormalizer method, Orthonormalizer expected) {
+  const auto run = [&](const test::HostMatrix<float>& y, Orthonormalizer method,
+                       std::vector<Orthonormalizer> expected) {
     SCOPED_TRACE(to_string(method));
     const auto right = stored_as<Right>({m, l}, y.data, {l, 1});
     const auto left = stored_as<Left>({m, l}, y.data, {1, m});
-    EXPECT_EQ(orthonormalize(Exec(), right.view, method), expected);
-    EXPECT_EQ(orthonormalize(Exec(), left.view, method), expected);
+    const Orthonormalizer ran = orthonormalize(Exec(), right.view, method);
+    EXPECT_NE(std::find(expected.begin(), expected.end(), ran), expected.end()) << to_string(ran);
+    EXPECT_EQ(orthonormalize(Exec(), left.view, method), ran);
     const auto qr = test::from_kokkos(right.view), ql = test::from_kokkos(left.view);
     EXPECT_LT(test::orthogonality_loss(qr.cview()), 1e-5);
     test::HostMatrix<double> ref(m, l);
     for (std::size_t e = 0; e < ql.data.size(); ++e) ref.data[e] = ql.data[e];
     EXPECT_LT(test::relative_error(qr, ref), 1e-4);
   };
-  run(normal, Orthonormalizer::CholeskyQR2, Orthonormalizer::CholeskyQR2);
-  run(normal, Orthonormalizer::ShiftedCholeskyQR3, Orthonormalizer::ShiftedCholeskyQR3);
-  run(normal, Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQR);
-  run(normal, Orthonormalizer::RandCholeskyQRSparse, Orthonormalizer::RandCholeskyQRSparse);
-  run(normal, Orthonormalizer::Householder, Orthonormalizer::Householder);
-  run(normal, Orthonormalizer::Tsqr, Orthonormalizer::Tsqr);
-  run(ill, Orthonormalizer::Auto, Orthonormalizer::ShiftedCholeskyQR3);
+  for (const Orthonormalizer method : {Orthonormalizer::CholeskyQR2, Orthonormalizer::ShiftedCholeskyQR3,
+                                       Orthonormalizer::RandCholeskyQR, Orthonormalizer::RandCholeskyQRSparse,
+                                       Orthonormalizer::Householder, Orthonormalizer::Tsqr})
+    run(normal, method, {method});
+  run(ill, Orthonormalizer::Auto, {Orthonormalizer::CholeskyQR2, Orthonormalizer::ShiftedCholeskyQR3});
 }
 
 /// An FP64 tensor (first index fastest) reconstructed from a Tucker result's views, in FP64.

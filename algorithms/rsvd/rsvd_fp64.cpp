@@ -90,10 +90,11 @@ void assemble(Backend& b, MatrixView<const double> q, const Matrix<double>& uhat
 
 /// sqrt(||A||_F^2 - sum_i S_i^2) / ||A||_F: ||A - U diag(S) V^T||_F / ||A||_F exactly where
 /// U diag(S) V^T = U U^T A (the truncated SVD of the projection); it cancels below about 1e-8.
+/// Both factors relative to ||A||_F, so that no product leaves FP64's range (||A||_F ~ 1e200).
 double residual_from_norms(Backend& b, MatrixView<const double> s, double norm_a) {
   if (norm_a == 0.0) return 0.0;
-  const double kept = frobenius_norm_of(b, s);
-  return std::sqrt(std::max(0.0, (norm_a - kept) * (norm_a + kept))) / norm_a;
+  const double kept = frobenius_norm_of(b, s) / norm_a;
+  return std::sqrt(std::max(0.0, (1.0 - kept) * (1.0 + kept)));
 }
 
 }  // namespace
