@@ -138,6 +138,19 @@ std::vector<float> host_copy(Backend& b, MatrixView<const float> x) {
 }
 }  // namespace
 
+namespace {
+/// Refuses values holding NaN/Inf, or all zero (every singular value 0, any U and V), naming the file.
+template <class Values>
+void require_finite_and_nonzero(const Values& values, const std::string& path) {
+  std::int64_t bad = 0, nonzero = 0;
+  for (const auto v : values) bad += !std::isfinite(v), nonzero += v != 0;
+  if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
+  if (nonzero == 0)
+    throw InvalidArgument("file", "'" + path + "'",
+                          "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+}
+}  // namespace
+
 InputMatrix load_input(Backend& b, const std::string& path) {
   auto file = io::read_matrix_or_csr(path);
   InputMatrix in;
@@ -154,12 +167,7 @@ InputMatrix load_input(Backend& b, const std::string& path) {
     return in;
   }
   io::SparseMatrix& a = std::get<io::SparseMatrix>(file);
-  std::int64_t bad = 0, nonzero = 0;
-  for (float v : a.values) bad += !std::isfinite(v), nonzero += v != 0.0f;
-  if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
-  if (nonzero == 0)
-    throw InvalidArgument("file", "'" + path + "'",
-                          "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+  require_finite_and_nonzero(a.values, path);
   const index_t nnz = static_cast<index_t>(a.values.size());
   report()["input"] = {{"path", path}, {"rows", a.rows}, {"cols", a.cols}, {"type", a.source_type},
                        {"storage", "CSR"}, {"nnz", nnz}};
@@ -174,12 +182,7 @@ InputMatrix load_input(Backend& b, const std::string& path) {
 
 Matrix<double> load_input_fp64(Backend& b, const std::string& path) {
   io::DenseMatrix64 m = io::read_matrix_fp64(path);
-  std::int64_t bad = 0, nonzero = 0;
-  for (double v : m.data) bad += !std::isfinite(v), nonzero += v != 0.0;
-  if (bad) throw InvalidArgument("file", "'" + path + "'", "contains " + std::to_string(bad) + " NaN/Inf entries");
-  if (nonzero == 0)
-    throw InvalidArgument("file", "'" + path + "'",
-                          "is all zero (every singular value 0, any U and V): there is nothing to approximate or factor");
+  require_finite_and_nonzero(m.data, path);
   report()["input"] = {{"path", path}, {"rows", m.rows}, {"cols", m.cols}, {"type", m.source_type}, {"storage", "dense FP64"}};
   announce_input(path, std::to_string(m.rows) + " x " + std::to_string(m.cols), m.source_type, ", kept in FP64");
   Matrix<double> a(b, m.rows, m.cols, "A");
