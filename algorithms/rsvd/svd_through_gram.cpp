@@ -30,15 +30,17 @@ void singular_values(Backend& b, MatrixView<const double> w, MatrixView<T> s) {
   b.copy(MatrixView<const T>(hs.data(), n, 1, n, MemorySpace::Host), s);
 }
 
+/// x := u in FP64 (converted from FP32 or copied), and back in u's precision.
+void write_rows(Backend& b, MatrixView<const double> x, MatrixView<float> u) { b.convert(x, u); }
+void write_rows(Backend& b, MatrixView<const double> x, MatrixView<double> u) { b.copy(x, u); }
+void read_rows(Backend& b, MatrixView<const float> u, MatrixView<double> x) { b.convert(u, x); }
+void read_rows(Backend& b, MatrixView<const double> u, MatrixView<double> x) { b.copy(u, x); }
+
 /// U in FP64, read as it is or converted from FP32.
-Matrix<double> fp64_of(Backend& b, MatrixView<const float> u) {
+template <class T>
+Matrix<double> fp64_of(Backend& b, MatrixView<const T> u) {
   Matrix<double> ud(b, u.rows(), u.cols(), "U");
-  b.convert(u, ud.view());
-  return ud;
-}
-Matrix<double> fp64_of(Backend& b, MatrixView<const double> u) {
-  Matrix<double> ud(b, u.rows(), u.cols(), "U");
-  b.copy(u, ud.view());
+  read_rows(b, u, ud.view());
   return ud;
 }
 
@@ -65,11 +67,6 @@ index_t rows_per_block(index_t m, index_t n) {
   const double row_bytes = 8.0 * static_cast<double>(std::max<index_t>(n, 1));
   return std::max<index_t>(1, std::min<index_t>(m, static_cast<index_t>(kBlockBytes / row_bytes)));
 }
-
-void write_rows(Backend& b, MatrixView<const double> x, MatrixView<float> u) { b.convert(x, u); }
-void write_rows(Backend& b, MatrixView<const double> x, MatrixView<double> u) { b.copy(x, u); }
-void read_rows(Backend& b, MatrixView<const float> u, MatrixView<double> x) { b.convert(u, x); }
-void read_rows(Backend& b, MatrixView<const double> u, MatrixView<double> x) { b.copy(u, x); }
 
 /// Sweeps over U's rows, a block at a time through two FP64 buffers of rows_per_block rows: U := X M
 /// in U's precision with G := (X M)^T (X M) summed in FP64 before U's rounding (the next
@@ -196,9 +193,6 @@ Orthonormalizer orthonormalized(Backend& b, MatrixView<const double> av, MatrixV
   return orthonormalize(b, u, Orthonormalizer::Auto);
 }
 
-void write_v(Backend& b, MatrixView<const double> g, MatrixView<float> v) { b.convert(g, v); }
-void write_v(Backend& b, MatrixView<const double> g, MatrixView<double> v) { b.copy(g, v); }
-
 /// svd_through_gram from A's FP64 copy, which it may overwrite: U by streamed_cholesky_qr, else
 /// (a breakdown: A V rank-deficient or too ill-conditioned for CholeskyQR2) by orthonormalize's
 /// chain on A V, formed in A's memory.
@@ -208,7 +202,7 @@ Orthonormalizer svd_of_fp64_copy(Backend& b, Matrix<double> ad, MatrixView<T> u,
   Matrix<double> g(b, n, n, "G"), w(b, n, 1, "w");
   b.product(Op::T, Op::N, 1.0, ad, ad, 0.0, g);
   b.symmetric_eig(g, w);
-  write_v(b, g.view(), v);
+  write_rows(b, g.view(), v);
   singular_values(b, w, s);
   if (const std::optional<Orthonormalizer> ran = streamed_cholesky_qr(b, ad.view(), g.view(), w.view(), u)) return *ran;
   const Matrix<double> av = times_eigenvectors(b, std::move(ad), g.view());
